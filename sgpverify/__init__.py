@@ -1,0 +1,24 @@
+"""sgpverify: check Stochastic Gradient Push's theory against numbers.
+
+Graph generators for time-varying directed topologies, column-stochastic and
+delay-augmented mixing matrices, numerical checks of the mixing assumptions of
+Assran, Loizou, Ballas and Rabbat (ICML 2019).
+"""
+
+from . import assumptions, graphs, mixing
+from .assumptions import MixingReport, check_mixing
+from .errors import MixingAssumptionError, SGPVerifyError, SimulationDivergedError
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "graphs",
+    "mixing",
+    "assumptions",
+    "check_mixing",
+    "MixingReport",
+    "SGPVerifyError",
+    "MixingAssumptionError",
+    "SimulationDivergedError",
+    "__version__",
+]

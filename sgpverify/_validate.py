@@ -1,0 +1,100 @@
+"""Argument validation shared by every module (one error grammar)."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+
+def _fmt(value):
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def check_int(name, value, *, min_value=None, max_value=None):
+    """Return ``value`` as a Python int or raise a ValueError/TypeError.
+
+    The message names the parameter, the constraint and the value.
+    """
+    if min_value is not None and max_value is not None:
+        constraint = f"an integer in [{min_value}, {max_value}]"
+    elif min_value is not None:
+        constraint = f"an integer >= {min_value}"
+    elif max_value is not None:
+        constraint = f"an integer <= {max_value}"
+    else:
+        constraint = "an integer"
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be {constraint}, got {_fmt(value)}")
+    value = int(value)
+    if (min_value is not None and value < min_value) or (
+        max_value is not None and value > max_value
+    ):
+        raise ValueError(f"{name} must be {constraint}, got {value}")
+    return value
+
+
+def check_float(name, value, *, low=None, high=None, low_open=False, high_open=False):
+    """Return ``value`` as a finite float within the given interval."""
+    lo = "(" if low_open else "["
+    hi = ")" if high_open else "]"
+    if low is not None and high is not None:
+        constraint = f"a number in {lo}{low}, {high}{hi}"
+    elif low is not None:
+        constraint = f"a number {'>' if low_open else '>='} {low}"
+    elif high is not None:
+        constraint = f"a number {'<' if high_open else '<='} {high}"
+    else:
+        constraint = "a finite number"
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be {constraint}, got {_fmt(value)}")
+    value = float(value)
+    bad = not np.isfinite(value)
+    if low is not None:
+        bad |= value <= low if low_open else value < low
+    if high is not None:
+        bad |= value >= high if high_open else value > high
+    if bad:
+        raise ValueError(f"{name} must be {constraint}, got {value}")
+    return value
+
+
+def check_choice(name, value, choices):
+    if value not in choices:
+        opts = ", ".join(repr(c) for c in choices)
+        raise ValueError(f"{name} must be one of {opts}, got {_fmt(value)}")
+    return value
+
+
+def check_seed(name, seed):
+    """Accept None, a non-negative int, or a numpy SeedSequence."""
+    if seed is None or isinstance(seed, np.random.SeedSequence):
+        return seed
+    return check_int(name, seed, min_value=0)
+
+
+def resolve_seed(name, seed):
+    """Validate ``seed`` and turn None into fresh, then fixed, entropy.
+
+    Random schedules need random access by step, so the entropy is fixed once
+    at construction: the same object always answers the same for step k.
+    """
+    seed = check_seed(name, seed)
+    if seed is None:
+        return int(np.random.SeedSequence().entropy)
+    if isinstance(seed, np.random.SeedSequence):
+        return seed
+    return seed
+
+
+def seed_sequence(seed, *spawn_key):
+    """A SeedSequence for ``seed`` with an extra spawn key (random access by step)."""
+    if isinstance(seed, np.random.SeedSequence):
+        return np.random.SeedSequence(
+            entropy=seed.entropy, spawn_key=tuple(seed.spawn_key) + tuple(spawn_key)
+        )
+    return np.random.SeedSequence(entropy=0 if seed is None else seed, spawn_key=spawn_key)
+
+
+def rng_for(seed, *spawn_key):
+    return np.random.Generator(np.random.PCG64(seed_sequence(seed, *spawn_key)))

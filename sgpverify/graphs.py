@@ -1,0 +1,675 @@
+"""Time-varying directed communication topologies (peer schedules).
+
+A :class:`Topology` answers, for iteration ``k``, who sends to whom: an edge
+array of shape ``(m, 2)`` with rows ``(sender, receiver)``, sorted, without
+self-loops or duplicates. It also has ``n`` (number of nodes) and ``period``
+(an int, or None for random or aperiodic schedules). This module knows nothing
+of weights: :mod:`sgpverify.mixing` turns edges into mixing matrices.
+
+Random topologies are seeded and give random access by step: ``edges(k)`` is a
+pure function of ``(seed, k)``, so the same object always answers the same.
+
+Examples
+--------
+>>> import sgpverify as sv
+>>> topo = sv.graphs.exponential(8)
+>>> topo.period
+3
+>>> topo.edges(1)[:3].tolist()
+[[0, 2], [1, 3], [2, 4]]
+"""
+
+from __future__ import annotations
+
+import math
+from functools import reduce
+
+import networkx as nx
+import numpy as np
+
+from ._validate import check_float, check_int, resolve_seed, rng_for
+
+__all__ = [
+    "Topology",
+    "PeriodicTopology",
+    "exponential",
+    "exponential_rounds",
+    "bipartite_exponential",
+    "ring",
+    "complete",
+    "hypercube",
+    "torus",
+    "star",
+    "erdos_renyi",
+    "random_peer",
+    "from_networkx",
+    "schedule",
+    "with_link_failures",
+    "with_stragglers",
+    "is_strongly_connected",
+    "edges_from_offsets",
+]
+
+_EMPTY = np.zeros((0, 2), dtype=np.int64)
+_EMPTY.setflags(write=False)
+
+
+def normalize_edges(src, dst, n):
+    """Sorted, de-duplicated ``(m, 2)`` int64 edges without self-loops (read-only)."""
+    src = np.asarray(src, dtype=np.int64).ravel()
+    dst = np.asarray(dst, dtype=np.int64).ravel()
+    keep = src != dst
+    codes = np.unique(src[keep] * n + dst[keep])
+    out = np.empty((codes.size, 2), dtype=np.int64)
+    out[:, 0] = codes // n
+    out[:, 1] = codes % n
+    out.setflags(write=False)
+    return out
+
+
+def edges_from_offsets(n, offsets):
+    """Edges ``i -> (i + o) mod n`` for every node i and offset o (circulant step)."""
+    if n == 1 or not offsets:
+        return _EMPTY
+    src = np.tile(np.arange(n, dtype=np.int64), len(offsets))
+    dst = (src + np.repeat(np.asarray(offsets, dtype=np.int64), n)) % n
+    return normalize_edges(src, dst, n)
+
+
+def _check_k(k):
+    return check_int("k", k, min_value=0)
+
+
+class Topology:
+    """Base class: a time-varying directed graph on nodes ``0..n-1``.
+
+    Subclasses implement ``_edges(k)``; users call :meth:`edges`.
+
+    Attributes
+    ----------
+    n : int
+        Number of nodes.
+    period : int or None
+        ``edges(k) == edges(k + period)`` for every k; None if random or aperiodic.
+    name : str
+        Short description, used in reports.
+    """
+
+    n: int
+    period: int | None
+    name: str
+
+    def edges(self, k):
+        """Directed edges ``(sender, receiver)`` used at iteration ``k``.
+
+        Returns
+        -------
+        numpy.ndarray
+            Read-only int64 array of shape ``(m, 2)``, sorted, without
+            self-loops or duplicates.
+        """
+        return self._edges(_check_k(k))
+
+    def _edges(self, k):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def out_degree(self, k):
+        """Number of out-neighbours of each node at step ``k`` (shape ``(n,)``)."""
+        return np.bincount(self.edges(k)[:, 0], minlength=self.n)
+
+    def in_degree(self, k):
+        """Number of in-neighbours of each node at step ``k`` (shape ``(n,)``)."""
+        return np.bincount(self.edges(k)[:, 1], minlength=self.n)
+
+    def union(self, start, stop):
+        """Edges of the union graph over steps ``start <= k < stop``."""
+        start = _check_k(start)
+        stop = check_int("stop", stop, min_value=start)
+        ks = range(start, stop)
+        if self.period is not None and stop - start > self.period:
+            ks = range(start, start + self.period)
+        parts = [self._edges(k) for k in ks]
+        if not parts:
+            return _EMPTY
+        e = np.concatenate(parts)
+        return normalize_edges(e[:, 0], e[:, 1], self.n)
+
+    def to_networkx(self, k=0):
+        """The graph of step ``k`` as a :class:`networkx.DiGraph` on ``range(n)``."""
+        g = nx.DiGraph()
+        g.add_nodes_from(range(self.n))
+        g.add_edges_from(map(tuple, self.edges(k).tolist()))
+        return g
+
+    def relabel(self, perm):
+        """The same schedule with node ``i`` renamed ``perm[i]``."""
+        return _Relabeled(self, perm)
+
+    def __repr__(self):
+        return f"<Topology {self.name}: n={self.n}, period={self.period}>"
+
+
+class PeriodicTopology(Topology):
+    """A deterministic schedule cycling through a fixed list of edge sets.
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes.
+    steps : sequence of array_like
+        One ``(m, 2)`` edge array per step of the period (self-loops and
+        duplicates are removed).
+    name : str
+        Description for reports.
+    offsets : tuple of tuple of int, optional
+        For circulant schedules, the peer offsets of each step.
+    """
+
+    def __init__(self, n, steps, name="periodic", offsets=None):
+        self.n = check_int("n", n, min_value=1)
+        if len(steps) == 0:
+            raise ValueError("steps must hold at least one edge set, got 0")
+        clean = []
+        for s in steps:
+            e = np.asarray(s, dtype=np.int64).reshape(-1, 2)
+            if e.size and (e.min() < 0 or e.max() >= self.n):
+                raise ValueError(
+                    f"edge endpoints must be in [0, {self.n - 1}], got "
+                    f"{int(e.min())}..{int(e.max())}"
+                )
+            clean.append(normalize_edges(e[:, 0], e[:, 1], self.n))
+        self._steps = tuple(clean)
+        self.period = len(clean)
+        self.name = name
+        self.offsets = offsets
+
+    def _edges(self, k):
+        return self._steps[k % self.period]
+
+
+def exponential_rounds(n, peers=1, bidirectional=False):
+    """Peer offsets of each round of the exponential schedule.
+
+    Round ``i`` holds the offsets ``j * (peers + 1)**i mod n`` for
+    ``j = 1..peers``, for every i with ``(peers + 1)**i <= n - 1`` (exact
+    integer arithmetic, no float logarithms), without zero offsets (self-peers)
+    or duplicates. With ``bidirectional=True`` each round is followed by its
+    negated offsets unless they are the same set (the authors' +2^i, -2^i cycle).
+
+    Examples
+    --------
+    >>> exponential_rounds(8)
+    ((1,), (2,), (4,))
+    >>> exponential_rounds(8, bidirectional=True)
+    ((1,), (7,), (2,), (6,), (4,))
+    >>> len(exponential_rounds(244, peers=2))  # 3**5 = 243 <= 243
+    6
+    """
+    n = check_int("nodes", n, min_value=1)
+    if n == 1:
+        peers = check_int("peers", peers, min_value=1, max_value=1)
+    else:
+        peers = check_int("peers", peers, min_value=1, max_value=n - 1)
+    rounds = []
+    power = 1
+    while power <= n - 1:
+        offs = []
+        for j in range(1, peers + 1):
+            o = (j * power) % n
+            if o != 0 and o not in offs:
+                offs.append(o)
+        rounds.append(tuple(offs))
+        if bidirectional:
+            neg = []
+            for o in offs:
+                m = (-o) % n
+                if m not in neg:
+                    neg.append(m)
+            if set(neg) != set(offs):
+                rounds.append(tuple(neg))
+        power *= peers + 1
+    return tuple(rounds)
+
+
+def exponential(n, peers=1, bidirectional=False):
+    """The paper's time-varying directed exponential graph.
+
+    At step ``k`` node ``i`` sends to ``i + o (mod n)`` for each offset ``o``
+    of round ``k mod m`` of :func:`exponential_rounds`: with ``peers=1`` the
+    single peer ``i + 2**(k mod m)``, ``m = floor(log2(n - 1)) + 1``.
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes, >= 1.
+    peers : int
+        Peers per step, in ``[1, n - 1]``; offsets ``j * (peers+1)**i``.
+    bidirectional : bool
+        Alternate positive and negative offsets (+2^i, -2^i), as in the
+        authors' job scripts.
+
+    Notes
+    -----
+    THEORY.md section 4. Every node sends to and receives from the same number
+    of peers, so the uniform push matrices are doubly stochastic; the product
+    over one period is exactly ``(1/n) 1 1^T`` iff n is a power of ``peers+1``.
+
+    Examples
+    --------
+    >>> topo = exponential(6)
+    >>> topo.offsets
+    ((1,), (2,), (4,))
+    >>> topo.edges(2)[:2].tolist()
+    [[0, 4], [1, 5]]
+    """
+    rounds = exponential_rounds(n, peers, bidirectional)
+    n = int(n)
+    steps = [edges_from_offsets(n, r) for r in rounds] or [_EMPTY]
+    kind = "exponential-bidir" if bidirectional else "exponential"
+    name = f"{kind}(n={n}, peers={int(peers)})"
+    return PeriodicTopology(n, steps, name=name, offsets=rounds or ((),))
+
+
+def bipartite_exponential(n):
+    """Bipartite exponential graph (D-PSGD and AD-PSGD baselines).
+
+    Nodes are split into odd (active) and even (passive) ranks. At step ``k``
+    the offset ``o`` is the k-th (cyclically) of ``+1, -1, +(1+2), -(1+2),
+    +(1+4), -(1+4), ...`` (offsets below n, duplicates dropped); every active
+    node i exchanges with the passive node ``i + o`` in both directions, so each
+    step is a perfect matching and the uniform weights are doubly stochastic.
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes, an even integer >= 2.
+
+    Examples
+    --------
+    >>> bipartite_exponential(8).offsets
+    ((1,), (7,), (3,), (5,))
+    """
+    n = check_int("nodes", n, min_value=2)
+    if n % 2:
+        raise ValueError(f"nodes must be an even integer >= 2, got {n}")
+    seq = []
+    i = 0
+    while 2**i <= n - 1:
+        o = 1 if i == 0 else 1 + 2**i
+        if o < n:
+            for s in (o % n, (-o) % n):
+                if s not in seq:
+                    seq.append(s)
+        i += 1
+    active = np.arange(1, n, 2, dtype=np.int64)
+    steps = []
+    for o in seq:
+        partner = (active + o) % n
+        steps.append(
+            np.stack([np.concatenate([active, partner]), np.concatenate([partner, active])], 1)
+        )
+    return PeriodicTopology(
+        n, steps, name=f"bipartite-exponential(n={n})", offsets=tuple((o,) for o in seq)
+    )
+
+
+def ring(n, bidirectional=False):
+    """Static directed ring ``i -> i+1`` (and ``i -> i-1`` if bidirectional).
+
+    Examples
+    --------
+    >>> ring(4).edges(0).tolist()
+    [[0, 1], [1, 2], [2, 3], [3, 0]]
+    """
+    n = check_int("nodes", n, min_value=1)
+    offs = (1, n - 1) if bidirectional else (1,)
+    kind = "ring-bidir" if bidirectional else "ring"
+    return PeriodicTopology(
+        n, [edges_from_offsets(n, offs)], name=f"{kind}(n={n})", offsets=(offs,)
+    )
+
+
+def complete(n):
+    """Static complete digraph: every node sends to every other node.
+
+    Examples
+    --------
+    >>> len(complete(5).edges(0))
+    20
+    """
+    n = check_int("nodes", n, min_value=1)
+    offs = tuple(range(1, n))
+    return PeriodicTopology(n, [edges_from_offsets(n, offs)], name=f"complete(n={n})")
+
+
+def hypercube(n):
+    """Static hypercube: ``i <-> i XOR 2**b`` for every bit b (n a power of two).
+
+    Examples
+    --------
+    >>> hypercube(4).edges(0).tolist()
+    [[0, 1], [0, 2], [1, 0], [1, 3], [2, 0], [2, 3], [3, 1], [3, 2]]
+    """
+    n = check_int("nodes", n, min_value=1)
+    if n & (n - 1):
+        raise ValueError(f"nodes must be a power of two for a hypercube, got {n}")
+    src = np.arange(n, dtype=np.int64)
+    bits = n.bit_length() - 1
+    if bits == 0:
+        return PeriodicTopology(n, [_EMPTY], name=f"hypercube(n={n})")
+    e = np.concatenate([np.stack([src, src ^ (1 << b)], 1) for b in range(bits)])
+    return PeriodicTopology(n, [e], name=f"hypercube(n={n})")
+
+
+def torus(rows, cols):
+    """Static 2-D torus: each node exchanges with its 4 grid neighbours.
+
+    Node ``(r, c)`` is ``r * cols + c``.
+
+    Examples
+    --------
+    >>> torus(3, 3).out_degree(0).tolist()
+    [4, 4, 4, 4, 4, 4, 4, 4, 4]
+    """
+    rows = check_int("rows", rows, min_value=1)
+    cols = check_int("cols", cols, min_value=1)
+    r, c = np.divmod(np.arange(rows * cols, dtype=np.int64), cols)
+    src, dst = [], []
+    for dr, dc in ((1, 0), (-1, 0), (0, 1), (0, -1)):
+        src.append(r * cols + c)
+        dst.append(((r + dr) % rows) * cols + (c + dc) % cols)
+    return PeriodicTopology(
+        rows * cols,
+        [np.stack([np.concatenate(src), np.concatenate(dst)], 1)],
+        name=f"torus({rows}x{cols})",
+    )
+
+
+def star(n):
+    """Static star: node 0 exchanges with every other node.
+
+    Examples
+    --------
+    >>> star(3).edges(0).tolist()
+    [[0, 1], [0, 2], [1, 0], [2, 0]]
+    """
+    n = check_int("nodes", n, min_value=1)
+    leaves = np.arange(1, n, dtype=np.int64)
+    hub = np.zeros_like(leaves)
+    e = np.stack([np.concatenate([hub, leaves]), np.concatenate([leaves, hub])], 1)
+    return PeriodicTopology(n, [e], name=f"star(n={n})")
+
+
+def from_networkx(graph):
+    """A static topology from a networkx ``DiGraph`` or ``Graph``.
+
+    Nodes are numbered in the order of ``graph.nodes``; an undirected edge
+    becomes two directed ones; self-loops are dropped (the self share is
+    always kept by the mixing weights).
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> topo = from_networkx(nx.path_graph(3))
+    >>> topo.edges(0).tolist()
+    [[0, 1], [1, 0], [1, 2], [2, 1]]
+    """
+    if not isinstance(graph, nx.Graph):
+        raise TypeError(f"graph must be a networkx Graph or DiGraph, got {type(graph).__name__}")
+    nodes = list(graph.nodes)
+    if not nodes:
+        raise ValueError("graph must have at least 1 node, got 0")
+    index = {v: i for i, v in enumerate(nodes)}
+    pairs = [(index[u], index[v]) for u, v in graph.edges()]
+    if not graph.is_directed():
+        pairs += [(v, u) for u, v in pairs]
+    e = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+    return PeriodicTopology(len(nodes), [e], name=f"networkx(n={len(nodes)})")
+
+
+class _RandomTopology(Topology):
+    period = None
+
+    def __init__(self, n, seed):
+        self.n = n
+        self.seed = resolve_seed("seed", seed)
+
+    def _edges(self, k):
+        return self._draw(rng_for(self.seed, k))
+
+
+class _ErdosRenyi(_RandomTopology):
+    def __init__(self, n, p, seed):
+        super().__init__(n, seed)
+        self.p = p
+        self.name = f"erdos-renyi(n={n}, p={p:g})"
+
+    def _draw(self, rng):
+        n = self.n
+        total = n * (n - 1)
+        if total == 0:
+            return _EMPTY
+        m = int(rng.binomial(total, self.p))
+        codes = np.sort(rng.choice(total, size=m, replace=False)).astype(np.int64)
+        src, r = np.divmod(codes, n - 1)
+        dst = r + (r >= src)
+        return normalize_edges(src, dst, n)
+
+
+def erdos_renyi(n, p, seed=None):
+    """A fresh random digraph each step: each ordered pair is an edge with probability p.
+
+    Examples
+    --------
+    >>> topo = erdos_renyi(10, 0.3, seed=1)
+    >>> bool((topo.edges(5) == topo.edges(5)).all()), topo.period
+    (True, None)
+    """
+    n = check_int("nodes", n, min_value=1)
+    p = check_float("p", p, low=0.0, high=1.0)
+    return _ErdosRenyi(n, p, seed)
+
+
+class _RandomPeer(_RandomTopology):
+    def __init__(self, n, seed):
+        super().__init__(n, seed)
+        self.name = f"random-peer(n={n})"
+
+    def _draw(self, rng):
+        n = self.n
+        if n == 1:
+            return _EMPTY
+        src = np.arange(n, dtype=np.int64)
+        dst = (src + rng.integers(1, n, size=n)) % n
+        return normalize_edges(src, dst, n)
+
+
+def random_peer(n, seed=None):
+    """Each node sends to one uniformly random other node each step.
+
+    In-degrees are unequal, so the uniform push matrices are column- but not
+    row-stochastic: this schedule exercises push-sum de-biasing.
+
+    Examples
+    --------
+    >>> topo = random_peer(6, seed=0)
+    >>> topo.out_degree(3).tolist()
+    [1, 1, 1, 1, 1, 1]
+    """
+    n = check_int("nodes", n, min_value=1)
+    return _RandomPeer(n, seed)
+
+
+class _Schedule(Topology):
+    def __init__(self, parts, lengths, repeat):
+        self.n = parts[0].n
+        self._parts = tuple(parts)
+        self._lengths = tuple(lengths)
+        self._bounds = np.cumsum(lengths)
+        self.repeat = repeat
+        total = int(self._bounds[-1])
+        if repeat and all(p.period is not None for p in parts):
+            self.period = reduce(math.lcm, [total] + [p.period for p in parts])
+        elif len(parts) == 1:
+            self.period = parts[0].period
+        else:
+            self.period = None
+        inner = ", ".join(f"{p.name} x{m}" for p, m in zip(parts, lengths))
+        self.name = f"schedule([{inner}]{'' if repeat else ', then last'})"
+
+    def _edges(self, k):
+        total = int(self._bounds[-1])
+        if self.repeat:
+            pos = k % total
+            idx = int(np.searchsorted(self._bounds, pos, side="right"))
+        else:
+            idx = min(int(np.searchsorted(self._bounds, k, side="right")), len(self._parts) - 1)
+        return self._parts[idx]._edges(k)
+
+
+def schedule(parts, repeat=True):
+    """Switch between topologies over time.
+
+    Parameters
+    ----------
+    parts : sequence
+        Topologies, each used for one step, or ``(topology, steps)`` pairs.
+        Each topology is asked for its edges at the global step k.
+    repeat : bool
+        Cycle through ``parts`` forever (default). With False the last part
+        is used for every step after the others, e.g. 2 peers early then 1:
+        ``schedule([(exponential(n, 2), 1000), exponential(n, 1)], repeat=False)``.
+
+    Examples
+    --------
+    >>> s = schedule([ring(4), complete(4)])
+    >>> [len(s.edges(k)) for k in range(4)], s.period
+    ([4, 12, 4, 12], 2)
+    """
+    parts = list(parts)
+    if not parts:
+        raise ValueError("parts must hold at least one topology, got 0")
+    topos, lengths = [], []
+    for i, p in enumerate(parts):
+        if isinstance(p, tuple):
+            if len(p) != 2:
+                raise ValueError(f"parts[{i}] must be a topology or a (topology, steps) pair, got {p!r}")
+            t, m = p
+            m = check_int(f"parts[{i}] steps", m, min_value=1)
+        else:
+            t, m = p, 1
+        if not isinstance(t, Topology):
+            raise TypeError(f"parts[{i}] must be a Topology, got {type(t).__name__}")
+        topos.append(t)
+        lengths.append(m)
+    ns = {t.n for t in topos}
+    if len(ns) != 1:
+        raise ValueError(f"parts must all have the same n, got {sorted(ns)}")
+    return _Schedule(topos, lengths, bool(repeat))
+
+
+class _LinkFailures(Topology):
+    period = None
+
+    def __init__(self, base, p, seed):
+        self.base = base
+        self.n = base.n
+        self.p = p
+        self.seed = resolve_seed("seed", seed)
+        self.name = f"{base.name} with link failures p={p:g}"
+
+    def _edges(self, k):
+        e = self.base._edges(k)
+        keep = rng_for(self.seed, k).random(len(e)) >= self.p
+        out = e[keep]
+        out.setflags(write=False)
+        return out
+
+
+def with_link_failures(topo, p, seed=None):
+    """Drop each message independently with probability ``p``.
+
+    A dropped message is never sent: the push weights are computed on the
+    surviving edges, so the sender keeps that share and mass is conserved.
+
+    Examples
+    --------
+    >>> t = with_link_failures(complete(6), 0.5, seed=0)
+    >>> 0 < len(t.edges(0)) < 30
+    True
+    """
+    if not isinstance(topo, Topology):
+        raise TypeError(f"topo must be a Topology, got {type(topo).__name__}")
+    p = check_float("p", p, low=0.0, high=1.0)
+    return _LinkFailures(topo, p, seed)
+
+
+class _Stragglers(Topology):
+    def __init__(self, base, nodes, every):
+        self.base = base
+        self.n = base.n
+        self.nodes = nodes
+        self.every = every
+        self.period = None if base.period is None else math.lcm(base.period, every)
+        self.name = f"{base.name} with stragglers {list(nodes)} every {every}"
+        self._mask = np.zeros(self.n, dtype=bool)
+        self._mask[list(nodes)] = True
+
+    def _edges(self, k):
+        e = self.base._edges(k)
+        if k % self.every == 0:
+            return e
+        out = e[~self._mask[e[:, 0]]]
+        out.setflags(write=False)
+        return out
+
+
+def with_stragglers(topo, nodes, every):
+    """Straggler nodes send only on steps ``k`` with ``k % every == 0``.
+
+    On the other steps a straggler's outgoing messages are not sent (it keeps
+    its whole mass); it still receives.
+
+    Examples
+    --------
+    >>> t = with_stragglers(ring(4), [0], every=3)
+    >>> [len(t.edges(k)) for k in range(4)]
+    [4, 3, 3, 4]
+    """
+    if not isinstance(topo, Topology):
+        raise TypeError(f"topo must be a Topology, got {type(topo).__name__}")
+    nodes = tuple(sorted({check_int("nodes[i]", v, min_value=0, max_value=topo.n - 1) for v in nodes}))
+    every = check_int("every", every, min_value=1)
+    return _Stragglers(topo, nodes, every)
+
+
+class _Relabeled(Topology):
+    def __init__(self, base, perm):
+        perm = np.asarray(perm)
+        if perm.shape != (base.n,) or not np.array_equal(np.sort(perm), np.arange(base.n)):
+            raise ValueError(f"perm must be a permutation of range({base.n}), got {perm.tolist()}")
+        self.base = base
+        self.perm = perm.astype(np.int64)
+        self.perm.setflags(write=False)
+        self.n = base.n
+        self.period = base.period
+        self.name = f"{base.name} relabelled"
+
+    def _edges(self, k):
+        e = self.base._edges(k)
+        return normalize_edges(self.perm[e[:, 0]], self.perm[e[:, 1]], self.n)
+
+
+def is_strongly_connected(n, edges):
+    """Whether the digraph on ``range(n)`` with these edges is strongly connected."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    if n == 1:
+        return True
+    e = np.asarray(edges).reshape(-1, 2)
+    if len(e) < n:
+        return False
+    g = csr_matrix((np.ones(len(e), dtype=np.int8), (e[:, 0], e[:, 1])), shape=(n, n))
+    ncomp, _ = connected_components(g, directed=True, connection="strong")
+    return ncomp == 1

@@ -1,0 +1,1 @@
+"""Public helpers for users' own property tests (see :mod:`.strategies`)."""
