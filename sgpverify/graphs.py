@@ -48,6 +48,8 @@ __all__ = [
     "with_stragglers",
     "is_strongly_connected",
     "edges_from_offsets",
+    "TOPOLOGY_NAMES",
+    "by_name",
 ]
 
 _EMPTY = np.zeros((0, 2), dtype=np.int64)
@@ -206,10 +208,12 @@ def exponential_rounds(n, peers=1, bidirectional=False):
     6
     """
     n = check_int("nodes", n, min_value=1)
-    if n == 1:
-        peers = check_int("peers", peers, min_value=1, max_value=1)
-    else:
-        peers = check_int("peers", peers, min_value=1, max_value=n - 1)
+    peers = check_int("peers", peers)
+    if not 1 <= peers <= max(1, n - 1):
+        raise ValueError(
+            f"peers must be an integer in [1, nodes - 1] = [1, {max(1, n - 1)}] "
+            f"for nodes = {n}, got {peers}"
+        )
     rounds = []
     power = 1
     while power <= n - 1:
@@ -673,3 +677,79 @@ def is_strongly_connected(n, edges):
     g = csr_matrix((np.ones(len(e), dtype=np.int8), (e[:, 0], e[:, 1])), shape=(n, n))
     ncomp, _ = connected_components(g, directed=True, connection="strong")
     return ncomp == 1
+
+
+#: Generator names accepted by :func:`by_name` and the command line (kebab case).
+TOPOLOGY_NAMES = (
+    "exponential",
+    "exponential-bidir",
+    "bipartite-exponential",
+    "ring",
+    "ring-bidir",
+    "complete",
+    "hypercube",
+    "torus",
+    "star",
+    "erdos-renyi",
+    "random-peer",
+)
+
+
+def by_name(name, n, *, peers=1, seed=None, p=None, rows=None):
+    """Build a topology from its kebab-case name (as on the command line).
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`TOPOLOGY_NAMES`.
+    n : int
+        Number of nodes.
+    peers : int
+        Peers per step (exponential schedules only).
+    seed : int, optional
+        Seed of random topologies.
+    p : float, optional
+        Edge probability of ``erdos-renyi`` (default ``min(1, 2 ln(n) / n)``).
+    rows : int, optional
+        Rows of the torus (default: the largest divisor of n not above sqrt(n)).
+
+    Examples
+    --------
+    >>> by_name("exponential-bidir", 8).offsets
+    ((1,), (7,), (2,), (6,), (4,))
+    """
+    if name not in TOPOLOGY_NAMES:
+        raise ValueError(
+            f"topology must be one of {', '.join(TOPOLOGY_NAMES)}, got {name!r}"
+        )
+    n = check_int("nodes", n, min_value=1)
+    if peers != 1 and name not in ("exponential", "exponential-bidir"):
+        raise ValueError(f"peers applies only to exponential topologies, got peers = {peers} for {name}")
+    if name == "exponential":
+        return exponential(n, peers=peers)
+    if name == "exponential-bidir":
+        return exponential(n, peers=peers, bidirectional=True)
+    if name == "bipartite-exponential":
+        return bipartite_exponential(n)
+    if name == "ring":
+        return ring(n)
+    if name == "ring-bidir":
+        return ring(n, bidirectional=True)
+    if name == "complete":
+        return complete(n)
+    if name == "hypercube":
+        return hypercube(n)
+    if name == "torus":
+        if rows is None:
+            rows = max(d for d in range(1, math.isqrt(n) + 1) if n % d == 0)
+        rows = check_int("rows", rows, min_value=1)
+        if n % rows:
+            raise ValueError(f"rows must divide nodes = {n}, got {rows}")
+        return torus(rows, n // rows)
+    if name == "star":
+        return star(n)
+    if name == "erdos-renyi":
+        if p is None:
+            p = 1.0 if n < 3 else min(1.0, 2 * math.log(n) / n)
+        return erdos_renyi(n, p, seed=seed)
+    return random_peer(n, seed=seed)

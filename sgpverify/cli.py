@@ -1,0 +1,175 @@
+"""The ``sgpverify`` command.
+
+User mistakes (bad arguments, invalid matrices) print one line naming the
+parameter and the value and exit with status 2, without a traceback.
+
+Exit status: 0 success; 1 a check failed (a mixing assumption is violated);
+2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from . import __version__, graphs
+from .errors import SGPVerifyError
+
+__all__ = ["main", "build_parser"]
+
+
+class UsageError(Exception):
+    """Raised for user mistakes; printed in one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, no usage dump
+        raise UsageError(f"{self.prog}: error: {message}")
+
+
+def _positive_int_list(text):
+    try:
+        return [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+
+
+def build_parser():
+    parser = _Parser(
+        prog="sgpverify",
+        description="Check Stochastic Gradient Push against its theory, with numbers.",
+    )
+    parser.add_argument("--version", action="version", version=f"sgpverify {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    m = sub.add_parser(
+        "mixing",
+        help="measure the mixing assumptions of a topology or matrix schedule",
+        description=(
+            "Measure column-stochasticity, B-window strong connectivity, diameter, "
+            "the contraction constants C and q (and the theory's), push-sum weights "
+            "and the period product of a schedule. Exit 1 if an assumption is violated."
+        ),
+    )
+    src = m.add_mutually_exclusive_group(required=True)
+    src.add_argument("--topology", choices=graphs.TOPOLOGY_NAMES, metavar="NAME",
+                     help="one of: " + ", ".join(graphs.TOPOLOGY_NAMES))
+    src.add_argument("--matrix", action="append", metavar="FILE",
+                     help="a mixing matrix (.npy, .npz sparse, .mtx, or CSV/whitespace text); "
+                          "repeat to cycle through several")
+    m.add_argument("--nodes", type=int, metavar="N", help="number of nodes (with --topology)")
+    m.add_argument("--peers", type=int, default=1, metavar="P", help="peers per step (exponential)")
+    m.add_argument("--tau", type=int, default=0, metavar="T", help="maximum message delay (default 0)")
+    m.add_argument("--delay", choices=("fixed", "random"), default="fixed",
+                   help="delay model when tau > 0 (default fixed)")
+    m.add_argument("--horizon", type=int, default=100, metavar="K", help="steps examined (default 100)")
+    m.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
+    m.add_argument("--weights", choices=("push", "metropolis"), default="push",
+                   help="weights for a topology (default push: 1/(out-degree+1))")
+    m.add_argument("--edge-prob", type=float, metavar="P", help="edge probability (erdos-renyi)")
+    m.add_argument("--rows", type=int, metavar="R", help="rows of the torus")
+    m.add_argument("--drop-prob", type=float, metavar="P", help="drop each message with probability P")
+    m.add_argument("--stragglers", type=_positive_int_list, metavar="I,J,...",
+                   help="straggler nodes (send only every --straggle-every steps)")
+    m.add_argument("--straggle-every", type=int, default=2, metavar="E",
+                   help="a straggler sends on steps k with k %% E == 0 (default 2)")
+    m.add_argument("--json", action="store_true", help="print one JSON object")
+    m.set_defaults(func=_cmd_mixing)
+    return parser
+
+
+def load_matrix(path):
+    """Load a matrix from .npy, .npz (scipy sparse), .mtx or text (CSV or whitespace)."""
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError(f"sgpverify mixing: error: --matrix must name an existing file, got {str(path)!r}")
+    try:
+        if p.suffix == ".npy":
+            return np.load(p, allow_pickle=False)
+        if p.suffix == ".npz":
+            import scipy.sparse as sp
+
+            return sp.load_npz(p)
+        if p.suffix == ".mtx":
+            import scipy.io
+
+            return scipy.io.mmread(p)
+        text = p.read_text()
+        delim = "," if "," in text else None
+        return np.atleast_2d(np.loadtxt(p, delimiter=delim, ndmin=2))
+    except UsageError:
+        raise
+    except Exception as exc:  # unreadable file: a user mistake
+        raise UsageError(f"sgpverify mixing: error: --matrix file {str(path)!r} could not be read: {exc}") from None
+
+
+def _topology_from_args(a):
+    if a.nodes is None:
+        raise UsageError("sgpverify mixing: error: --nodes is required with --topology")
+    topo = graphs.by_name(a.topology, a.nodes, peers=a.peers, seed=a.seed, p=a.edge_prob, rows=a.rows)
+    if a.drop_prob is not None:
+        topo = graphs.with_link_failures(topo, a.drop_prob, seed=a.seed)
+    if a.stragglers:
+        topo = graphs.with_stragglers(topo, a.stragglers, a.straggle_every)
+    return topo
+
+
+def _cmd_mixing(a, out):
+    from .assumptions import check_mixing
+
+    if a.topology is not None:
+        source = _topology_from_args(a)
+    else:
+        if a.nodes is not None:
+            raise UsageError("sgpverify mixing: error: --nodes applies to --topology, not --matrix")
+        from .mixing import check_column_stochastic
+
+        mats = []
+        for i, f in enumerate(a.matrix):
+            name = "P" if len(a.matrix) == 1 else f"P^({i})"
+            try:
+                # shape, finiteness and signs are input errors (exit 2); column
+                # sums and self-weights are assumptions that the report measures
+                mats.append(
+                    check_column_stochastic(
+                        load_matrix(f), atol=float("inf"), name=name, require_positive_diagonal=False
+                    )
+                )
+            except (ValueError, TypeError) as exc:
+                raise UsageError(f"sgpverify mixing: error: {exc} (in {f})") from None
+        source = mats if len(mats) > 1 else mats[0]
+    report = check_mixing(
+        source, tau=a.tau, delay=a.delay, horizon=a.horizon, seed=a.seed, weights=a.weights
+    )
+    if a.json:
+        out.write(json.dumps(report.to_dict()) + "\n")
+    else:
+        out.write(str(report) + "\n")
+    return 0 if report.passed else 1
+
+
+def main(argv=None, out=None, err=None):
+    """Entry point of the ``sgpverify`` command; returns the exit status."""
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        return args.func(args, out)
+    except UsageError as exc:
+        err.write(f"{exc}\n")
+        return 2
+    except (ValueError, TypeError, SGPVerifyError) as exc:
+        cmd = getattr(locals().get("args"), "command", None)
+        prefix = f"sgpverify {cmd}" if cmd else "sgpverify"
+        err.write(f"{prefix}: error: {exc}\n")
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,99 @@
+"""Tests of the sgpverify command: output, JSON keys, exit codes, one-line errors."""
+
+import io
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from sgpverify.cli import main
+
+REPORT_KEYS = [
+    "column_stochastic", "nonnegative", "min_positive_entry", "B", "diameter", "q", "C",
+    "q_theory", "C_theory", "weight_min", "period", "period_product_error",
+]
+
+
+def run(argv):
+    out, err = io.StringIO(), io.StringIO()
+    code = main(argv, out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_mixing_json_has_report_keys():
+    code, out, err = run(["mixing", "--topology", "exponential", "--nodes", "16", "--horizon", "40", "--json"])
+    assert code == 0, err
+    d = json.loads(out)
+    for k in REPORT_KEYS:
+        assert k in d
+    assert d["B"] == 4 and d["period"] == 4 and d["period_product_error"] == 0.0
+
+
+def test_mixing_table_mentions_measured_values():
+    code, out, _ = run(["mixing", "--topology", "ring", "--nodes", "8", "--horizon", "30"])
+    assert code == 0
+    assert "B " in out and "diameter" in out and "all mixing assumptions hold" in out
+
+
+def test_mixing_with_delays_and_faults():
+    code, out, err = run(["mixing", "--topology", "random-peer", "--nodes", "8", "--tau", "2", "--delay",
+                          "random", "--drop-prob", "0.2", "--horizon", "60", "--json"])
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["rows"] == 24 and d["tau"] == 2 and d["column_stochastic"]
+
+
+def test_violation_exits_1(tmp_path):
+    f = tmp_path / "p.csv"
+    np.savetxt(f, np.array([[0.5, 0.3], [0.4, 0.7]]), delimiter=",")
+    code, out, _ = run(["mixing", "--matrix", str(f), "--horizon", "5"])
+    assert code == 1
+    assert "column 0 of P^(0) sums to 0.9" in out
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["mixing", "--topology", "exponential", "--nodes", "0"], "nodes must be an integer >= 1, got 0"),
+        (["mixing", "--topology", "exponential", "--nodes", "8", "--peers", "8"], "peers must be an integer in [1, nodes - 1]"),
+        (["mixing", "--topology", "ring", "--nodes", "8", "--tau", "-1"], "tau must be an integer >= 0, got -1"),
+        (["mixing", "--topology", "bogus", "--nodes", "8"], "invalid choice: 'bogus'"),
+        (["mixing", "--topology", "ring"], "--nodes is required"),
+        (["mixing", "--topology", "ring", "--nodes", "x"], "invalid int value: 'x'"),
+        (["mixing", "--topology", "hypercube", "--nodes", "6"], "nodes must be a power of two for a hypercube, got 6"),
+        (["mixing", "--topology", "ring", "--nodes", "4", "--horizon", "0"], "horizon must be an integer >= 1, got 0"),
+        (["mixing", "--topology", "ring", "--nodes", "4", "--drop-prob", "2"], "p must be a number in [0.0, 1.0], got 2.0"),
+        (["mixing", "--matrix", "/nonexistent.csv"], "--matrix must name an existing file"),
+        (["nonsense"], "invalid choice"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(argv, message):
+    code, out, err = run(argv)
+    assert code == 2
+    assert message in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert out == ""
+
+
+@pytest.mark.parametrize(
+    "rows, message",
+    [
+        ("0.5,0.5\n0.5,0.5\n0.1,0.1\n", "P must be a square matrix, got shape (3, 2)"),
+        ("0.5,-0.2\n0.5,1.2\n", "P must be non-negative, got P[0, 1] = -0.2"),
+        ("0.5,nan\n0.5,1\n", "P must be finite, got P[0, 1] = nan"),
+    ],
+)
+def test_bad_matrix_file(tmp_path, rows, message):
+    f = tmp_path / "m.csv"
+    f.write_text(rows)
+    code, _, err = run(["mixing", "--matrix", str(f)])
+    assert code == 2 and message in err and str(f) in err
+
+
+def test_console_script_runs_without_traceback():
+    proc = subprocess.run([sys.executable, "-m", "sgpverify.cli", "mixing", "--topology", "ring", "--nodes", "-3"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "sgpverify mixing: error: nodes must be an integer >= 1, got -3"
