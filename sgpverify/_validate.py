@@ -96,5 +96,14 @@ def seed_sequence(seed, *spawn_key):
     return np.random.SeedSequence(entropy=0 if seed is None else seed, spawn_key=spawn_key)
 
 
-def rng_for(seed, *spawn_key):
-    return np.random.Generator(np.random.PCG64(seed_sequence(seed, *spawn_key)))
+#: Stream domains: objects built with the same seed draw independent streams.
+STREAM = {"erdos-renyi": 1, "random-peer": 2, "link-failures": 3, "delay": 4, "columns": 5}
+
+
+def rng_for(seed, domain, *spawn_key):
+    """Generator for ``(seed, domain, *spawn_key)``: random access by step.
+
+    ``domain`` (a key of :data:`STREAM`) separates the streams of different
+    components built with one seed (a topology and a delay model, say).
+    """
+    return np.random.Generator(np.random.PCG64(seed_sequence(seed, STREAM[domain], *spawn_key)))

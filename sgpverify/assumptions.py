@@ -561,7 +561,7 @@ def check_mixing(
         )
 
     # contraction of products
-    rng = rng_for(seed, 0xC0)
+    rng = rng_for(seed, "columns")
     if columns is None:
         cols = np.arange(N) if N <= 512 else np.sort(rng.choice(N, 256, replace=False))
     else:

@@ -439,10 +439,11 @@ class _RandomTopology(Topology):
         self.seed = resolve_seed("seed", seed)
 
     def _edges(self, k):
-        return self._draw(rng_for(self.seed, k))
+        return self._draw(rng_for(self.seed, self.domain, k))
 
 
 class _ErdosRenyi(_RandomTopology):
+    domain = "erdos-renyi"
     def __init__(self, n, p, seed):
         super().__init__(n, seed)
         self.p = p
@@ -475,6 +476,7 @@ def erdos_renyi(n, p, seed=None):
 
 
 class _RandomPeer(_RandomTopology):
+    domain = "random-peer"
     def __init__(self, n, seed):
         super().__init__(n, seed)
         self.name = f"random-peer(n={n})"
@@ -584,7 +586,7 @@ class _LinkFailures(Topology):
 
     def _edges(self, k):
         e = self.base._edges(k)
-        keep = rng_for(self.seed, k).random(len(e)) >= self.p
+        keep = rng_for(self.seed, "link-failures", k).random(len(e)) >= self.p
         out = e[keep]
         out.setflags(write=False)
         return out

@@ -278,7 +278,7 @@ class RandomDelay(DelayModel):
     def edge_delays(self, k, src, dst):
         if self.tau == 0:
             return np.zeros(len(src), dtype=np.int64)
-        return rng_for(self.seed, k).integers(0, self.tau + 1, size=len(src))
+        return rng_for(self.seed, "delay", k).integers(0, self.tau + 1, size=len(src))
 
 
 class LinkDelay(DelayModel):
@@ -293,8 +293,11 @@ class LinkDelay(DelayModel):
         if D.ndim != 2 or D.shape[0] != D.shape[1]:
             raise ValueError(f"delays must be a square matrix, got shape {D.shape}")
         data = D.data
-        if data.size and (not np.all(np.isfinite(data)) or np.any(data != np.round(data))):
-            raise ValueError("delays must hold integers, got non-integer entries")
+        bad = ~np.isfinite(data) | (data != np.round(data)) if data.size else np.zeros(0, bool)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            r, c = _entry_position(D, i)
+            raise ValueError(f"delays must hold integers, got delays[{r}, {c}] = {data[i]}")
         self._D = D.astype(np.int64)
         self._D.setdiag(0)
         self._D.eliminate_zeros()
@@ -308,7 +311,11 @@ class LinkDelay(DelayModel):
         self.name = f"per-link(tau={self.tau})"
 
     def edge_delays(self, k, src, dst):
-        return np.asarray(self._D[dst, src]).ravel().astype(np.int64)
+        if len(src) == 0:
+            return np.zeros(0, dtype=np.int64)
+        d = self._D[np.asarray(dst), np.asarray(src)]
+        d = d.toarray() if sp.issparse(d) else np.asarray(d)
+        return d.ravel().astype(np.int64)
 
 
 def delay_model(delay, tau, seed=None):

@@ -264,7 +264,16 @@ def test_relabelling_does_not_change_the_report(data):
     b = sv.check_mixing(topo.relabel(perm), horizon=20)
     assert (a.B, a.diameter, a.period, a.doubly_stochastic) == (b.B, b.diameter, b.period, b.doubly_stochastic)
     assert a.weight_min == pytest.approx(b.weight_min, rel=1e-12)
-    assert a.q == pytest.approx(b.q, rel=1e-6, abs=1e-12)
+    # the measured deviations are the same up to round-off ...
+    Sa, Sb = mixing.mixing_schedule(topo), mixing.mixing_schedule(topo.relabel(perm))
+    cols = np.arange(topo.n)
+    da = assumptions.contraction(Sa.matrix, topo.n, topo.n, 20, [0, 5], cols)
+    db = assumptions.contraction(Sb.matrix, topo.n, topo.n, 20, [0, 5], cols)
+    m = min(len(da), len(db))
+    assert np.allclose(da[:m], db[:m], rtol=0, atol=64 * EPS * 20)
+    # ... and so is q whenever round-off does not move the fit window's edge
+    if a.q_fit_window == b.q_fit_window:
+        assert a.q == pytest.approx(b.q, rel=1e-9, abs=1e-12)
 
 
 def test_report_to_dict_is_json_ready():

@@ -44,9 +44,10 @@ def topologies(draw, min_n=1, max_n=64, kinds=None, faults=True):
     Parameters
     ----------
     min_n, max_n : int
-        Range of the number of nodes (generators with constraints, such as
-        the hypercube or bipartite graph, round n to a valid value in range
-        when they can, and are skipped otherwise).
+        Range of the number of nodes; always respected. Generators with
+        constraints (hypercube: a power of two; bipartite: even; torus:
+        rows * cols) pick a valid size in range, and fall back to a ring on n
+        nodes when the range holds none.
     kinds : sequence of str, optional
         Restrict to these generator names (kebab case, as in the CLI).
     faults : bool
@@ -76,10 +77,8 @@ def topologies(draw, min_n=1, max_n=64, kinds=None, faults=True):
     elif kind == "exponential-bidir":
         topo = graphs.exponential(n, peers=draw(st.integers(1, max(1, n - 1))), bidirectional=True)
     elif kind == "bipartite-exponential":
-        m = n + (n % 2)
-        if m > max_n or m < 2:
-            m = 2 if max_n >= 2 else None
-        topo = graphs.bipartite_exponential(m) if m else graphs.ring(n)
+        evens = [m for m in range(max(2, min_n), max_n + 1) if m % 2 == 0]
+        topo = graphs.bipartite_exponential(draw(st.sampled_from(evens))) if evens else graphs.ring(n)
     elif kind == "ring":
         topo = graphs.ring(n)
     elif kind == "ring-bidir":
@@ -87,10 +86,11 @@ def topologies(draw, min_n=1, max_n=64, kinds=None, faults=True):
     elif kind == "complete":
         topo = graphs.complete(n)
     elif kind == "hypercube":
-        topo = graphs.hypercube(1 << (n.bit_length() - 1))
+        powers = [1 << b for b in range(max_n.bit_length()) if min_n <= 1 << b <= max_n]
+        topo = graphs.hypercube(draw(st.sampled_from(powers))) if powers else graphs.ring(n)
     elif kind == "torus":
-        rows = draw(st.integers(1, n))
-        topo = graphs.torus(rows, max(1, n // rows))
+        rows = draw(st.sampled_from([d for d in range(1, n + 1) if n % d == 0]))
+        topo = graphs.torus(rows, n // rows)
     elif kind == "star":
         topo = graphs.star(n)
     elif kind == "erdos-renyi":

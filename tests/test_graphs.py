@@ -1,0 +1,543 @@
+"""Tests of sgpverify.graphs: the edge contract, the exponential schedule of
+THEORY.md section 4, exact averaging, push-matrix stochasticity, relabelling
+and the error grammar of DESIGN.md.
+
+Reference values are computed independently of the package (integer
+arithmetic, numpy base conversion, networkx edge lists, explicit loops).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings, strategies as st
+
+from sgpverify import graphs, mixing
+from sgpverify.testing import strategies as sgst
+
+EPS = np.finfo(float).eps
+
+STRATEGY_KINDS = [
+    "exponential",
+    "exponential-bidir",
+    "bipartite-exponential",
+    "ring",
+    "ring-bidir",
+    "complete",
+    "hypercube",
+    "torus",
+    "star",
+    "erdos-renyi",
+    "random-peer",
+    "networkx",
+    "schedule",
+]
+DOUBLY_STOCHASTIC_KINDS = [
+    "exponential",
+    "exponential-bidir",
+    "bipartite-exponential",
+    "ring",
+    "ring-bidir",
+    "complete",
+    "hypercube",
+    "torus",
+]
+
+steps_k = st.integers(0, 10**6)
+
+
+# --------------------------------------------------------------------------
+# helpers (independent of the package)
+# --------------------------------------------------------------------------
+
+
+def assert_edge_contract(e, n):
+    """(m, 2) int64, read-only, lexicographically sorted, no loops, no dups, in range."""
+    assert isinstance(e, np.ndarray)
+    assert e.dtype == np.int64
+    assert e.ndim == 2 and e.shape[1] == 2
+    assert not e.flags.writeable
+    if len(e):
+        with pytest.raises(ValueError):
+            e[0, 0] = e[0, 0]
+    assert np.all((e >= 0) & (e < n)), f"endpoint out of range(0, {n}): {e.min()}..{e.max()}"
+    assert not np.any(e[:, 0] == e[:, 1]), "self-loop"
+    pairs = [tuple(p) for p in e.tolist()]
+    # strictly increasing in lexicographic order <=> sorted and no duplicates
+    assert all(a < b for a, b in zip(pairs, pairs[1:])), "not sorted or duplicated"
+
+
+def dense_push(n, e):
+    """Uniform push weights computed by an explicit loop over edges."""
+    outdeg = [0] * n
+    for s, _ in e.tolist():
+        outdeg[s] += 1
+    P = np.zeros((n, n))
+    for j in range(n):
+        P[j, j] = 1.0 / (outdeg[j] + 1)
+    for s, d in e.tolist():
+        P[d, s] = 1.0 / (outdeg[s] + 1)
+    return P
+
+
+def circulant_edges(n, offsets):
+    """Edges i -> (i + o) mod n, loops and duplicates dropped, sorted (pure Python)."""
+    return sorted({(i, (i + o) % n) for i in range(n) for o in offsets if (i + o) % n != i})
+
+
+def as_pairs(e):
+    return [tuple(p) for p in np.asarray(e).tolist()]
+
+
+def period_product(topo, X):
+    """Propagate the block X through one period of push matrices (sparse @ dense)."""
+    for k in range(topo.period):
+        X = mixing.push_matrix(topo, k) @ X
+    return X
+
+
+def second_eigen_modulus(M):
+    mods = np.sort(np.abs(np.linalg.eigvals(M)))[::-1]
+    return mods[1]
+
+
+def msg_names(msg, name, value):
+    """The message names the parameter and the value as whole tokens."""
+    return re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", msg) and re.search(
+        rf"(?<![\w.]){re.escape(value)}(?![\w])", msg
+    )
+
+
+# --------------------------------------------------------------------------
+# strategies for the fault wrappers and networkx graphs (always applied)
+# --------------------------------------------------------------------------
+
+
+@st.composite
+def with_faults(draw, kind):
+    base = draw(sgst.topologies(min_n=1, max_n=64, faults=False))
+    if kind == "link-failures":
+        return graphs.with_link_failures(
+            base, draw(st.floats(0.0, 1.0)), seed=draw(st.integers(0, 2**32 - 1))
+        )
+    nodes = draw(st.lists(st.integers(0, base.n - 1), max_size=4))
+    return graphs.with_stragglers(base, nodes, every=draw(st.integers(1, 5)))
+
+
+@st.composite
+def nx_graphs(draw, directed):
+    n = draw(st.integers(1, 40))
+    p = draw(st.floats(0.0, 1.0))
+    seed = draw(st.integers(0, 2**31 - 1))
+    return nx.gnp_random_graph(n, p, seed=seed, directed=directed)
+
+
+def topology_source(kind):
+    if kind in ("link-failures", "stragglers"):
+        return with_faults(kind)
+    return sgst.topologies(min_n=1, max_n=64, kinds=[kind])
+
+
+# --------------------------------------------------------------------------
+# edge contract and period, every generator
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", STRATEGY_KINDS + ["link-failures", "stragglers"])
+@settings(max_examples=25)
+@given(data=st.data(), ks=st.lists(steps_k, min_size=1, max_size=4))
+def test_edges_contract_and_period(kind, data, ks):
+    topo = data.draw(topology_source(kind))
+    assert topo.n >= 1
+    for k in [0, 1, 2] + ks:
+        e = topo.edges(k)
+        assert_edge_contract(e, topo.n)
+        # a pure function of k: asking again (after other steps) answers the same
+        topo.edges(k + 1)
+        np.testing.assert_array_equal(topo.edges(k), e)
+        if topo.period is not None:
+            assert isinstance(topo.period, int) and topo.period >= 1
+            np.testing.assert_array_equal(topo.edges(k + topo.period), e)
+            np.testing.assert_array_equal(topo.edges(k + 7 * topo.period), e)
+
+
+@pytest.mark.parametrize("directed", [False, True], ids=["Graph", "DiGraph"])
+@given(data=st.data())
+def test_from_networkx_edges(directed, data):
+    g = data.draw(nx_graphs(directed))
+    # add a self-loop and relabel to non-integer names: both must be handled
+    if g.number_of_nodes():
+        g.add_edge(0, 0)
+    names = {v: f"node-{v}" for v in g.nodes}
+    g = nx.relabel_nodes(g, names)
+    topo = graphs.from_networkx(g)
+    assert topo.n == g.number_of_nodes()
+    assert topo.period == 1
+    index = {v: i for i, v in enumerate(g.nodes)}
+    expected = set()
+    for u, v in g.edges():
+        if u != v:
+            expected.add((index[u], index[v]))
+            if not directed:
+                expected.add((index[v], index[u]))
+    for k in (0, 1, 5):
+        e = topo.edges(k)
+        assert_edge_contract(e, topo.n)
+        assert as_pairs(e) == sorted(expected)
+
+
+def test_from_networkx_multigraph_duplicates_removed():
+    g = nx.MultiDiGraph()
+    g.add_edges_from([(0, 1), (0, 1), (1, 2), (2, 2), (2, 0)])
+    e = graphs.from_networkx(g).edges(0)
+    assert_edge_contract(e, 3)
+    assert as_pairs(e) == [(0, 1), (1, 2), (2, 0)]
+
+
+# --------------------------------------------------------------------------
+# random topologies: reproducible by (seed, k), different across seeds
+# --------------------------------------------------------------------------
+
+RANDOM_FACTORIES = {
+    "erdos-renyi": lambda n, s: graphs.erdos_renyi(n, 0.5, seed=s),
+    "random-peer": lambda n, s: graphs.random_peer(n, seed=s),
+    "link-failures": lambda n, s: graphs.with_link_failures(graphs.complete(n), 0.5, seed=s),
+    "schedule": lambda n, s: graphs.schedule(
+        [(graphs.exponential(n), 2), graphs.random_peer(n, seed=s)]
+    ),
+    "stragglers": lambda n, s: graphs.with_stragglers(graphs.random_peer(n, seed=s), [0], every=2),
+    "relabelled": lambda n, s: graphs.erdos_renyi(n, 0.5, seed=s).relabel(np.arange(n)[::-1]),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(RANDOM_FACTORIES))
+@settings(max_examples=20)
+@given(n=st.integers(4, 64), seed=st.integers(0, 2**32 - 2), ks=st.lists(steps_k, max_size=5))
+def test_random_topologies_reproducible_and_seed_dependent(kind, n, seed, ks):
+    make = RANDOM_FACTORIES[kind]
+    a, b = make(n, seed), make(n, seed)
+    assert a.period is None
+    steps = list(range(24)) + ks
+    first = {k: a.edges(k) for k in steps}
+    for k in reversed(steps):  # another object, other query order: same answer
+        np.testing.assert_array_equal(b.edges(k), first[k])
+        assert_edge_contract(first[k], n)
+    c = make(n, seed + 1)
+    assert any(not np.array_equal(c.edges(k), first[k]) for k in range(24)), (
+        f"{kind}: seeds {seed} and {seed + 1} give the same 24 steps"
+    )
+
+
+def test_random_topology_without_seed_is_fixed_once():
+    a = graphs.random_peer(32)
+    b = graphs.random_peer(32)
+    e = [a.edges(k) for k in range(10)]
+    for k in reversed(range(10)):
+        np.testing.assert_array_equal(a.edges(k), e[k])
+    assert any(not np.array_equal(b.edges(k), e[k]) for k in range(10))
+
+
+# --------------------------------------------------------------------------
+# semantics of the fault wrappers and schedules
+# --------------------------------------------------------------------------
+
+
+@given(topo=sgst.topologies(max_n=40, faults=False), p=st.floats(0.0, 1.0),
+       seed=st.integers(0, 2**32 - 1), k=steps_k)
+def test_link_failures_drop_a_subset(topo, p, seed, k):
+    t = graphs.with_link_failures(topo, p, seed=seed)
+    base = set(as_pairs(topo.edges(k)))
+    kept = set(as_pairs(t.edges(k)))
+    assert kept <= base
+    assert as_pairs(graphs.with_link_failures(topo, 0.0, seed=seed).edges(k)) == sorted(base)
+    assert len(graphs.with_link_failures(topo, 1.0, seed=seed).edges(k)) == 0
+
+
+@given(topo=sgst.topologies(max_n=40, faults=False), data=st.data(), k=st.integers(0, 200))
+def test_stragglers_send_only_every_kth_step(topo, data, k):
+    nodes = data.draw(st.lists(st.integers(0, topo.n - 1), max_size=4))
+    every = data.draw(st.integers(1, 5))
+    t = graphs.with_stragglers(topo, nodes, every=every)
+    base = as_pairs(topo.edges(k))
+    if k % every == 0:
+        expected = base
+    else:
+        expected = [(s, d) for s, d in base if s not in set(nodes)]
+    assert as_pairs(t.edges(k)) == expected
+    if topo.period is not None:
+        assert t.period == math.lcm(topo.period, every)
+
+
+@pytest.mark.parametrize("repeat", [True, False])
+def test_schedule_switches_parts(repeat):
+    n = 12
+    e2, e1, rp = graphs.exponential(n, peers=2), graphs.exponential(n), graphs.random_peer(n, seed=3)
+    s = graphs.schedule([(e2, 3), (rp, 2), e1], repeat=repeat)
+    for k in range(40):
+        if repeat:
+            pos = k % 6
+            part = e2 if pos < 3 else rp if pos < 5 else e1
+        else:
+            part = e2 if k < 3 else rp if k < 5 else e1
+        assert as_pairs(s.edges(k)) == as_pairs(part.edges(k))
+    periodic = graphs.schedule([(e2, 3), e1], repeat=True)
+    assert periodic.period == math.lcm(4, e2.period, e1.period)
+
+
+# --------------------------------------------------------------------------
+# the exponential schedule (THEORY.md section 4)
+# --------------------------------------------------------------------------
+
+
+def test_exponential_one_peer_offsets_match_integer_reference():
+    for n in range(1, 301):
+        topo = graphs.exponential(n)
+        if n == 1:
+            assert len(topo.edges(0)) == 0
+            continue
+        m = (n - 1).bit_length()  # floor(log2(n - 1)) + 1, exactly
+        assert topo.period == m
+        assert topo.offsets == tuple((1 << i,) for i in range(m))
+        src = np.arange(n, dtype=np.int64)
+        far = [10**6 + r for r in range(m)] + [2**40 + 3]  # random access, far steps
+        for k in list(range(2 * m + 1)) + far:
+            dst = (src + (1 << (k % m))) % n
+            order = np.lexsort((dst, src))
+            expected = np.stack([src[order], dst[order]], 1)
+            e = topo.edges(k)
+            np.testing.assert_array_equal(e, expected, err_msg=f"n={n}, k={k}")
+            # every node sends to and receives from exactly one peer
+            assert np.array_equal(np.bincount(e[:, 1], minlength=n), np.ones(n))
+
+
+def test_exponential_p_peers_offsets_no_self_no_duplicates():
+    for n in range(1, 301):
+        for p in range(1, min(5, n - 1) + 1):
+            rounds = graphs.exponential_rounds(n, peers=p)
+            # number of rounds = number of base-(p+1) digits of n - 1 (no logarithm)
+            n_rounds = 0 if n == 1 else len(np.base_repr(n - 1, base=p + 1))
+            assert len(rounds) == n_rounds, (n, p)
+            topo = graphs.exponential(n, peers=p)
+            assert topo.period == max(1, n_rounds)
+            for i, offs in enumerate(rounds):
+                assert 0 not in offs, f"self-peer at n={n}, p={p}, round {i}"
+                assert len(set(offs)) == len(offs), f"duplicate peer at n={n}, p={p}"
+                expected = {(j * (p + 1) ** i) % n for j in range(1, p + 1)} - {0}
+                assert set(offs) == expected, (n, p, i)
+                e = topo.edges(i)
+                assert as_pairs(e) == circulant_edges(n, expected)
+                # circulant: every node has out- and in-degree len(offs)
+                assert np.all(np.bincount(e[:, 0], minlength=n) == len(offs))
+                assert np.all(np.bincount(e[:, 1], minlength=n) == len(offs))
+
+
+def test_exponential_rounds_n244_p2_is_six():
+    assert 3**5 == 243
+    # the defect of THEORY.md section 4: a float log gives one round too few
+    assert int(math.log(243, 3)) + 1 == 5
+    assert len(graphs.exponential_rounds(244, peers=2)) == 6
+    assert graphs.exponential(244, peers=2).period == 6
+    # last round: offsets 1 * 243 and 2 * 243 = 486 = 242 (mod 244)
+    assert graphs.exponential_rounds(244, peers=2)[5] == (243, 486 % 244)
+
+
+def test_exponential_bidirectional_n8():
+    topo = graphs.exponential(8, bidirectional=True)
+    assert graphs.exponential_rounds(8, bidirectional=True) == ((1,), (7,), (2,), (6,), (4,))
+    assert topo.period == 5
+    for k, o in enumerate([1, 7, 2, 6, 4, 1, 7]):
+        assert as_pairs(topo.edges(k)) == circulant_edges(8, [o])
+
+
+# --------------------------------------------------------------------------
+# exact averaging over one period
+# --------------------------------------------------------------------------
+
+
+def _is_power(n, b):
+    while n % b == 0:
+        n //= b
+    return n == 1
+
+
+def test_exponential_period_product_exact_iff_power_of_two():
+    rng = np.random.default_rng(0)
+    for n in range(1, 1025):
+        topo = graphs.exponential(n)
+        power = _is_power(n, 2)
+        if n <= 256 or power:
+            X = np.eye(n)  # the whole product
+        else:
+            X = rng.standard_normal((n, 4))  # a witness block suffices to refute
+        Y = period_product(topo, X)
+        target = np.ones((n, 1)) * X.mean(axis=0, keepdims=True)
+        err = np.abs(Y - target).max()
+        tol = 4.0 * topo.period * EPS * np.abs(X).max()
+        if power:
+            assert err <= tol, f"n={n}: period product differs from J/n by {err:.2e}"
+        else:
+            assert err > 1e6 * tol, f"n={n} is not a power of two but averages exactly"
+
+
+@pytest.mark.parametrize("n, lam", [(6, 0.217), (12, 0.209), (24, 0.207)])
+def test_exponential_period_product_second_eigenvalue(n, lam):
+    topo = graphs.exponential(n)
+    M = period_product(topo, np.eye(n))
+    l2 = second_eigen_modulus(M)
+    assert abs(l2 - lam) < 5e-4, f"|lambda_2| = {l2:.5f}, expected {lam}"
+    # the product is the circulant (1/2^m) sum_{s<2^m} S^s: closed form
+    m = topo.period
+    closed = abs(math.sin(math.pi * 2**m / n) / math.sin(math.pi / n)) / 2**m
+    assert abs(l2 - closed) <= 64 * EPS * n
+
+
+def test_bidirectional_exponential_exact_for_powers_of_two():
+    for b in range(0, 11):
+        n = 2**b
+        topo = graphs.exponential(n, bidirectional=True)
+        Y = period_product(topo, np.eye(n))
+        assert np.abs(Y - 1.0 / n).max() <= 4.0 * topo.period * EPS
+
+
+@pytest.mark.parametrize("n, p", [(9, 2), (27, 2), (81, 2), (16, 3), (64, 3), (25, 4), (36, 5)])
+def test_p_peer_exponential_exact_for_powers_of_p_plus_one(n, p):
+    topo = graphs.exponential(n, peers=p)
+    Y = period_product(topo, np.eye(n))
+    assert np.abs(Y - 1.0 / n).max() <= 8.0 * topo.period * (p + 1) * EPS / n
+    # and not for a neighbouring n
+    other = graphs.exponential(n + 1, peers=p)
+    Z = period_product(other, np.eye(n + 1))
+    assert np.abs(Z - 1.0 / (n + 1)).max() > 1e-3
+
+
+# --------------------------------------------------------------------------
+# push matrices: column-stochastic, doubly stochastic where regular
+# --------------------------------------------------------------------------
+
+
+@given(topo=sgst.topologies(max_n=64), k=steps_k)
+def test_push_matrix_column_stochastic_positive_diagonal(topo, k):
+    P = mixing.push_matrix(topo, k)
+    assert sp.issparse(P) and P.format == "csr" and P.shape == (topo.n, topo.n)
+    A = P.toarray()
+    assert np.all(A >= 0)
+    assert np.all(np.diag(A) > 0)
+    tol = mixing.column_sum_tolerance(P)
+    assert tol <= 4 * EPS * topo.n
+    assert np.abs(A.sum(axis=0) - 1).max() <= tol
+    np.testing.assert_array_equal(A, dense_push(topo.n, topo.edges(k)))
+
+
+@given(topo=sgst.topologies(max_n=64, kinds=DOUBLY_STOCHASTIC_KINDS, faults=False), k=steps_k)
+def test_regular_topologies_doubly_stochastic(topo, k):
+    A = mixing.push_matrix(topo, k).toarray()
+    tol = 4 * EPS * topo.n
+    assert np.abs(A.sum(axis=0) - 1).max() <= tol
+    assert np.abs(A.sum(axis=1) - 1).max() <= tol
+
+
+def test_random_peer_not_row_stochastic():
+    found = None
+    for seed in range(20):
+        A = mixing.push_matrix(graphs.random_peer(8, seed=seed), 0).toarray()
+        assert np.abs(A.sum(axis=0) - 1).max() <= 4 * EPS * 8
+        if np.abs(A.sum(axis=1) - 1).max() > 0.25:
+            found = (seed, A.sum(axis=1))
+            break
+    assert found is not None, "random_peer(8) was row-stochastic for 20 seeds"
+    # rows of a one-peer schedule sum to 1/2 + (in-degree)/2: here they differ
+    rows = found[1]
+    assert rows.max() - rows.min() >= 0.5 - 8 * EPS
+
+
+# --------------------------------------------------------------------------
+# relabelling
+# --------------------------------------------------------------------------
+
+
+@given(topo=sgst.topologies(max_n=24), data=st.data(), k=st.integers(0, 50))
+def test_relabel_conjugates_push_matrices(topo, data, k):
+    perm = data.draw(sgst.permutations(topo.n))
+    r = topo.relabel(perm)
+    assert r.n == topo.n and r.period == topo.period
+    e = r.edges(k)
+    assert_edge_contract(e, r.n)
+    assert as_pairs(e) == sorted((int(perm[a]), int(perm[b])) for a, b in as_pairs(topo.edges(k)))
+    Pi = np.zeros((topo.n, topo.n))
+    Pi[perm, np.arange(topo.n)] = 1.0  # node i becomes perm[i]
+    P = mixing.push_matrix(topo, k).toarray()
+    Q = mixing.push_matrix(r, k).toarray()
+    np.testing.assert_array_equal(Q, Pi @ P @ Pi.T)
+
+
+def test_relabel_rejects_non_permutation():
+    with pytest.raises(ValueError, match=r"perm must be a permutation of range\(3\)"):
+        graphs.ring(3).relabel([0, 0, 1])
+    with pytest.raises(ValueError, match="perm"):
+        graphs.ring(3).relabel([0, 1])
+
+
+# --------------------------------------------------------------------------
+# the strategy's own contract
+# --------------------------------------------------------------------------
+
+
+@given(topo=sgst.topologies(min_n=10, max_n=12))
+def test_topologies_strategy_respects_node_range(topo):
+    """The docstring: constrained generators round n to a valid value *in range*."""
+    assert 10 <= topo.n <= 12, f"{topo!r} is outside [min_n, max_n] = [10, 12]"
+
+
+# --------------------------------------------------------------------------
+# bad input: one error grammar
+# --------------------------------------------------------------------------
+
+BAD_INPUTS = [
+    ("exponential(0)", lambda: graphs.exponential(0), ValueError, "nodes", "0"),
+    ("exponential(16, peers=16)", lambda: graphs.exponential(16, peers=16), ValueError, "peers", "16"),
+    ("exponential(16, peers=0)", lambda: graphs.exponential(16, peers=0), ValueError, "peers", "0"),
+    ("exponential(2.5)", lambda: graphs.exponential(2.5), TypeError, "nodes", "2.5"),
+    ("exponential(True)", lambda: graphs.exponential(True), TypeError, "nodes", "True"),
+    ("hypercube(6)", lambda: graphs.hypercube(6), ValueError, "nodes", "6"),
+    ("bipartite_exponential(5)", lambda: graphs.bipartite_exponential(5), ValueError, "nodes", "5"),
+    ("bipartite_exponential(0)", lambda: graphs.bipartite_exponential(0), ValueError, "nodes", "0"),
+    ("erdos_renyi(4, 1.5)", lambda: graphs.erdos_renyi(4, 1.5), ValueError, "p", "1.5"),
+    ("erdos_renyi(4, -0.5)", lambda: graphs.erdos_renyi(4, -0.5), ValueError, "p", "-0.5"),
+    ("ring(-3)", lambda: graphs.ring(-3), ValueError, "nodes", "-3"),
+    ("torus(0, 3)", lambda: graphs.torus(0, 3), ValueError, "rows", "0"),
+    ("torus(3, 0)", lambda: graphs.torus(3, 0), ValueError, "cols", "0"),
+    ("random_peer seed", lambda: graphs.random_peer(5, seed=-1), ValueError, "seed", "-1"),
+    ("with_stragglers every=0",
+     lambda: graphs.with_stragglers(graphs.ring(4), [0], every=0), ValueError, "every", "0"),
+    ("with_stragglers node 7",
+     lambda: graphs.with_stragglers(graphs.ring(4), [7], every=1), ValueError, "nodes", "7"),
+    ("with_link_failures p=2",
+     lambda: graphs.with_link_failures(graphs.ring(4), 2.0), ValueError, "p", "2.0"),
+    ("from_networkx(empty)", lambda: graphs.from_networkx(nx.Graph()), ValueError, "graph", "0"),
+    ("from_networkx(list)", lambda: graphs.from_networkx([(0, 1)]), TypeError, "graph", "list"),
+    ("edges(-1)", lambda: graphs.ring(3).edges(-1), ValueError, "k", "-1"),
+    ("edges(1.0)", lambda: graphs.ring(3).edges(1.0), TypeError, "k", "1.0"),
+    ("schedule([])", lambda: graphs.schedule([]), ValueError, "parts", "0"),
+    ("schedule mixed n",
+     lambda: graphs.schedule([graphs.ring(3), graphs.ring(4)]), ValueError, "parts", "4"),
+]
+
+
+@pytest.mark.parametrize(
+    "call, exc, name, value", [b[1:] for b in BAD_INPUTS], ids=[b[0] for b in BAD_INPUTS]
+)
+def test_bad_input_messages(call, exc, name, value):
+    with pytest.raises(exc) as info:
+        call()
+    msg = str(info.value)
+    assert msg_names(msg, name, value), f"message {msg!r} does not name {name} and {value}"
+
+
+def test_exponential_zero_exact_message():
+    with pytest.raises(ValueError, match=r"^nodes must be an integer >= 1, got 0$"):
+        graphs.exponential(0)
