@@ -5,8 +5,9 @@ delay-augmented mixing matrices, numerical checks of the mixing assumptions of
 Assran, Loizou, Ballas and Rabbat (ICML 2019).
 """
 
-from . import assumptions, graphs, mixing
+from . import assumptions, engine, graphs, metrics, mixing, problems
 from .assumptions import MixingReport, check_mixing
+from .engine import Trace, simulate
 from .errors import MixingAssumptionError, SGPVerifyError, SimulationDivergedError
 
 __version__ = "0.1.0"
@@ -15,6 +16,11 @@ __all__ = [
     "graphs",
     "mixing",
     "assumptions",
+    "problems",
+    "engine",
+    "metrics",
+    "simulate",
+    "Trace",
     "check_mixing",
     "MixingReport",
     "SGPVerifyError",

@@ -1,0 +1,489 @@
+"""Vectorised multi-node simulation of SGP, tau-OSGP and baselines.
+
+All nodes (and all replicas) advance together: the state is one array, the
+gossip step one sparse product, with no Python loop over nodes or edges.
+
+State layout: numerators ``X`` of shape ``(n, R, d)`` (C-contiguous, so that
+``X.reshape(n, R*d)`` is a view and one CSR product mixes every replica at
+once); push-sum weights ``w`` of shape ``(n, R)``. Messages in flight live in
+an inbox ring of ``tau + 1`` slots, slot ``(k + 1 + r) mod (tau + 1)`` holding
+the mass that arrives at step ``k + 1 + r``: the state memory is
+``(tau + 2) n R d`` numbers, and the recursion is exactly the augmented one of
+THEORY.md section 3 (row ``r*n + i`` of the augmented state = slot of arrival
+step ``k + 1 + r``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import metrics
+from ._validate import check_choice, check_float, check_int, check_seed
+from .errors import SimulationDivergedError
+from .graphs import Topology
+from .mixing import MixingSchedule, delay_model, metropolis_matrix, mixing_schedule
+from .problems import check_problem
+
+try:  # in-place Y += A @ X for CSR A (no temporary): scipy's own kernel
+    from scipy.sparse._sparsetools import csr_matvecs as _csr_matvecs
+except ImportError:  # pragma: no cover - very old or future scipy
+    _csr_matvecs = None
+
+__all__ = ["simulate", "Trace", "ALGORITHMS"]
+
+ALGORITHMS = ("sgp", "dpsgd", "allreduce", "local-sgd")
+
+
+@dataclasses.dataclass(frozen=True)
+class Trace:
+    """Result of :func:`simulate`.
+
+    Final states (leading replica axis only when ``replicas > 1``):
+    ``x`` numerators of the real nodes ``(n, d)``, ``w`` push-sum weights
+    ``(n,)``, ``z = x / w`` the de-biased parameters ``(n, d)``.
+
+    Recorded series (every ``record_every`` iterations, iteration 0 and the last
+    included), each of shape ``(T,)`` or ``(T, R)``:
+
+    - ``iterations``: the iteration k of each record (state before step k);
+    - ``consensus``: ``(1/n) sum_i ||z_i - xbar||^2``;
+    - ``grad_norm_sq``: ``||grad f(xbar)||^2``; ``value``: ``f(xbar)``;
+    - ``mass_error``: ``max |sum of numerators incl. in flight - (initial sum -
+      step_size * sum of applied steps)|`` over coordinates;
+    - ``weight_error``: ``|sum of weights incl. in flight - n|``;
+    - ``weight_min``, ``weight_max``: over the real nodes.
+
+    ``xbar`` always counts the mass in flight (THEORY.md section 3).
+    """
+
+    algorithm: str
+    problem: str
+    topology: str
+    n: int
+    d: int
+    replicas: int
+    step_size: float
+    n_iter: int
+    tau: int
+    delay: str | None
+    seed: int | None
+    x: np.ndarray
+    w: np.ndarray
+    z: np.ndarray
+    iterations: np.ndarray
+    consensus: np.ndarray
+    grad_norm_sq: np.ndarray
+    value: np.ndarray
+    mass_error: np.ndarray
+    weight_error: np.ndarray
+    weight_min: np.ndarray
+    weight_max: np.ndarray
+
+    SERIES = ("consensus", "grad_norm_sq", "value", "mass_error", "weight_error", "weight_min", "weight_max")
+
+    def final(self):
+        """Last recorded value of each series (averaged over replicas)."""
+        return {k: float(np.mean(getattr(self, k)[-1])) for k in self.SERIES}
+
+    def to_dict(self, states=False):
+        """JSON-ready dict: parameters, final values and series (states optional)."""
+        out = {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if f.name not in ("x", "w", "z") + self.SERIES + ("iterations",)
+        }
+        out["final"] = self.final()
+        out["iterations"] = self.iterations.tolist()
+        out["series"] = {k: getattr(self, k).tolist() for k in self.SERIES}
+        if states:
+            out.update(x=self.x.tolist(), w=self.w.tolist(), z=self.z.tolist())
+        return out
+
+
+class _Mixer:
+    """Applies the (delayed) gossip step of one iteration, in place.
+
+    ``scatter(k, Y, y_w, inbox, inbox_w, slot_of)`` adds to each inbox slot the
+    shares of ``Y`` that arrive after delay r.
+    """
+
+    def __init__(self, schedule, tau, model):
+        self.S = schedule
+        self.tau = tau
+        self.model = model
+        self.cacheable = schedule.period is not None and (model is None or not model.random)
+        self._cache = {}
+
+    def parts(self, k):
+        """CSR matrices ``[P_0, ..., P_tau]``: messages with delay r (P_0 has the diagonal)."""
+        key = k % self.S.period if self.cacheable else None
+        if key is not None and key in self._cache:
+            return self._cache[key]
+        P = self.S.base_matrix(k)
+        if self.tau == 0:
+            parts = [_as_csr32(P)]
+        else:
+            C = sp.coo_array(P)
+            off = C.row != C.col
+            d = np.zeros(C.nnz, dtype=np.int64)
+            d[off] = self.model.edge_delays(k, C.col[off], C.row[off])
+            n = P.shape[0]
+            parts = [
+                _as_csr32(sp.csr_array((C.data[d == r], (C.row[d == r], C.col[d == r])), shape=(n, n)))
+                for r in range(self.tau + 1)
+            ]
+        if key is not None:
+            self._cache[key] = parts
+        return parts
+
+
+def _as_csr32(P):
+    P = sp.csr_array(P)
+    P.sum_duplicates()
+    P.sort_indices()
+    if P.indptr.dtype != np.int32 and P.nnz < 2**31 - 1:
+        P = sp.csr_array((P.data, P.indices.astype(np.int32), P.indptr.astype(np.int32)), shape=P.shape)
+    return P
+
+
+def _spmm_add(A, X2, Y2):
+    """Y2 += A @ X2 in place (2-D C-contiguous float64 arrays)."""
+    if A.nnz == 0:
+        return
+    if _csr_matvecs is not None and X2.flags.c_contiguous and Y2.flags.c_contiguous:
+        n_row, n_col = A.shape
+        _csr_matvecs(n_row, n_col, X2.shape[1], A.indptr, A.indices, A.data, X2.ravel(), Y2.ravel())
+    else:  # pragma: no cover
+        Y2 += A @ X2
+
+
+def simulate(
+    problem,
+    topology,
+    *,
+    step_size,
+    n_iter,
+    x0=None,
+    tau=0,
+    delay="fixed",
+    algorithm="sgp",
+    replicas=1,
+    seed=0,
+    record_every=1,
+    momentum=0.0,
+    nesterov=False,
+    send_before_step=False,
+    average_every=None,
+    track_mass=True,
+    progress=None,
+):
+    """Simulate SGP (Algorithm 1), tau-OSGP or a baseline on a problem.
+
+    Parameters
+    ----------
+    problem : Problem protocol
+        ``n_nodes``, ``dim``, ``grad(z, rng)``, ``full_grad``, ``value``, constants.
+    topology : Topology, MixingSchedule, matrix or list of matrices
+        Communication schedule; a topology gets uniform push weights
+        ``1/(out-degree + 1)`` ("sgp") or Metropolis weights ("dpsgd").
+    step_size : float
+        gamma > 0.
+    n_iter : int
+        Number of iterations K >= 0.
+    x0 : array_like, optional
+        ``(d,)`` (same start on every node, as in the paper) or ``(n, d)``;
+        default zeros.
+    tau : int
+        Maximum message delay (tau-OSGP when > 0; "sgp" only).
+    delay : {"fixed", "random"}, DelayModel or per-link matrix
+        Delay of each message when ``tau > 0``.
+    algorithm : {"sgp", "dpsgd", "allreduce", "local-sgd"}
+        "sgp": push-sum gossip on ``X - gamma G`` (Algorithm 1); "dpsgd":
+        ``X <- W X - gamma G`` with doubly stochastic Metropolis weights;
+        "allreduce": exact averaging every step; "local-sgd": local steps,
+        exact averaging every ``average_every`` steps.
+    replicas : int
+        Independent Monte-Carlo runs in one vectorised pass (gradient noise
+        from ``SeedSequence(seed).spawn(replicas)``; graph and delays shared).
+    seed : int
+        Seed of the gradient noise and of random delays; same seed, same bits.
+    record_every : int
+        Record the metrics every this many iterations (and at the end).
+    momentum : float
+        Local (not communicated) heavy-ball momentum in [0, 1).
+    nesterov : bool
+        Nesterov momentum (the paper's experiments: 0.9).
+    send_before_step : bool
+        The authors' overlap variant (THEORY.md section 3): the gossip mixes
+        ``X`` before the gradient step, ``X <- P X - gamma G``.
+    average_every : int, optional
+        H for "local-sgd" (default 10).
+    track_mass : bool
+        Keep the running sum of applied steps for ``mass_error`` (one extra
+        read of the step per iteration). With False, mass_error is NaN.
+    progress : callable, optional
+        Called as ``progress(k)`` after each iteration.
+
+    Returns
+    -------
+    Trace
+
+    Raises
+    ------
+    SimulationDivergedError
+        If the state becomes NaN or infinite (names the iteration, node and
+        step size).
+
+    Notes
+    -----
+    THEORY.md sections 2-3: ``X^{k+1} = P^(k) (X^k - gamma G^k)``,
+    ``w^{k+1} = P^(k) w^k``, gradients at ``z = x / w``; with delays the
+    recursion is the augmented one, buffers included in xbar.
+
+    Examples
+    --------
+    >>> import sgpverify as sv
+    >>> prob = sv.problems.QuadraticCosine(n=8, d=4, seed=0)
+    >>> tr = sv.simulate(prob, sv.graphs.random_peer(8, seed=0), step_size=0.1, n_iter=50)
+    >>> tr.z.shape, bool(tr.mass_error.max() < 1e-12)
+    ((8, 4), True)
+    """
+    problem = check_problem(problem)
+    algorithm = check_choice("algorithm", algorithm, ALGORITHMS)
+    gamma = check_float("step_size", step_size, low=0.0, low_open=True)
+    n_iter = check_int("n_iter", n_iter, min_value=0)
+    tau = check_int("tau", tau, min_value=0)
+    R = check_int("replicas", replicas, min_value=1)
+    record_every = check_int("record_every", record_every, min_value=1)
+    beta = check_float("momentum", momentum, low=0.0, high=1.0, high_open=True)
+    seed = check_seed("seed", seed)
+    n, d = int(problem.n_nodes), int(problem.dim)
+    if algorithm != "sgp" and tau > 0:
+        raise ValueError(f"tau applies to algorithm 'sgp' only, got tau = {tau} with {algorithm!r}")
+    if algorithm != "sgp" and send_before_step:
+        raise ValueError(f"send_before_step applies to algorithm 'sgp' only, got {algorithm!r}")
+    H = 10 if average_every is None else check_int("average_every", average_every, min_value=1)
+    if average_every is not None and algorithm != "local-sgd":
+        raise ValueError(f"average_every applies to algorithm 'local-sgd' only, got {algorithm!r}")
+
+    # schedule
+    mixer = None
+    topo_name = getattr(topology, "name", "matrices")
+    if algorithm in ("sgp", "dpsgd"):
+        if isinstance(topology, MixingSchedule):
+            if algorithm == "dpsgd":
+                raise ValueError("algorithm 'dpsgd' needs a Topology (Metropolis weights), got a MixingSchedule")
+            schedule = topology
+            if schedule.tau != 0:
+                raise ValueError("pass an un-augmented schedule and tau separately")
+        elif algorithm == "dpsgd":
+            if not isinstance(topology, Topology):
+                raise TypeError(f"algorithm 'dpsgd' needs a Topology, got {type(topology).__name__}")
+            schedule = mixing_schedule(topology, weights="metropolis")
+        else:
+            schedule = mixing_schedule(topology)
+        if schedule.n != n:
+            raise ValueError(f"topology has {schedule.n} nodes but problem.n_nodes = {n}")
+        topo_name = schedule.name
+        model = delay_model(delay, tau, seed) if tau > 0 else None
+        mixer = _Mixer(schedule, tau, model)
+    else:
+        if isinstance(topology, Topology) and topology.n != n:
+            raise ValueError(f"topology has {topology.n} nodes but problem.n_nodes = {n}")
+        model = None
+
+    # state
+    X = np.empty((n, R, d))
+    if x0 is None:
+        X[...] = 0.0
+    else:
+        x0 = np.asarray(x0, dtype=float)
+        if x0.shape == (d,):
+            X[...] = x0
+        elif x0.shape == (n, d):
+            X[...] = x0[:, None, :]
+        else:
+            raise ValueError(f"x0 must have shape ({d},) or ({n}, {d}), got {x0.shape}")
+        if not np.all(np.isfinite(x0)):
+            raise ValueError("x0 must be finite, got non-finite entries")
+    push = algorithm == "sgp"
+    st = _State(X, n_slots=tau + 1 if push else (1 if algorithm == "dpsgd" else 0))
+    Z = np.empty_like(X)
+    U = np.zeros_like(X) if beta > 0 else None
+    mass0 = X.sum(axis=0)  # (R, d)
+    applied = np.zeros((R, d))  # sum over nodes and iterations of the applied steps
+    ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    rngs = [np.random.default_rng(s) for s in ss.spawn(R)]
+
+    rec = {k: [] for k in ("iterations",) + Trace.SERIES}
+
+    def record(k):
+        X, w = st.X, st.w
+        _check_finite(X, w, k, gamma, problem)
+        tot = X.sum(axis=0)
+        tot_w = w.sum(axis=0)
+        if push and len(st.inbox) > 1:  # mass in flight
+            for B, Bw in zip(st.inbox, st.inbox_w):
+                tot += B.sum(axis=0)
+                tot_w += Bw.sum(axis=0)
+        xbar = tot / n  # (R, d)
+        np.divide(X, w[:, :, None], out=Z)
+        rec["iterations"].append(k)
+        rec["consensus"].append(metrics.consensus(Z, xbar))
+        rec["grad_norm_sq"].append(np.sum(np.asarray(problem.full_grad(xbar), dtype=float) ** 2, axis=-1))
+        rec["value"].append(np.asarray(problem.value(xbar), dtype=float))
+        if track_mass:
+            rec["mass_error"].append(np.max(np.abs(tot - (mass0 - gamma * applied)), axis=-1))
+        else:
+            rec["mass_error"].append(np.full(R, np.nan))
+        rec["weight_error"].append(np.abs(tot_w - n))
+        rec["weight_min"].append(w.min(axis=0))
+        rec["weight_max"].append(w.max(axis=0))
+
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        for k in range(n_iter):
+            if k % record_every == 0:
+                record(k)
+            # 1. stochastic gradients at the de-biased points z = x / w
+            if push:
+                np.divide(st.X, st.w[:, :, None], out=Z)
+                G = _gradients(problem, Z, rngs, R)
+            else:
+                G = _gradients(problem, st.X, rngs, R)
+            # 2. local momentum (never communicated)
+            if U is not None:
+                U *= beta
+                U += G
+                G = G + beta * U if nesterov else U
+            if track_mass:
+                applied += G.sum(axis=0)
+            # 3. the step and the gossip
+            if push:
+                _sgp_step(k, st, G, gamma, mixer.parts(k), send_before_step)
+            elif algorithm == "dpsgd":
+                # X <- W X - gamma G (Lian et al.): gradient at the pre-gossip X
+                _gossip(k, st, mixer.parts(k), mix_weights=False)
+                _axpy(-gamma, G, st.X)
+            else:
+                _axpy(-gamma, G, st.X)
+                if algorithm == "allreduce" or (k + 1) % H == 0:
+                    st.X[...] = st.X.mean(axis=0, keepdims=True)
+            if progress is not None:
+                progress(k)
+        record(n_iter)
+
+    X, w = st.X, st.w
+    np.divide(X, w[:, :, None], out=Z)
+    series = {k: np.asarray(v) for k, v in rec.items()}
+    xs, ws, zs = X.transpose(1, 0, 2), w.T, Z.transpose(1, 0, 2)
+    if R == 1:
+        xs, ws, zs = xs[0], ws[0], zs[0]
+        for k in Trace.SERIES:
+            series[k] = series[k][:, 0]
+    out = {}
+    for name, arr in [("x", xs), ("w", ws), ("z", zs)] + list(series.items()):
+        arr = np.array(arr, copy=True)
+        arr.setflags(write=False)
+        out[name] = arr
+    return Trace(
+        algorithm=algorithm,
+        problem=getattr(problem, "name", type(problem).__name__),
+        topology=topo_name,
+        n=n,
+        d=d,
+        replicas=R,
+        step_size=gamma,
+        n_iter=n_iter,
+        tau=tau,
+        delay=model.name if model is not None else None,
+        seed=seed if not isinstance(seed, np.random.SeedSequence) else None,
+        **out,
+    )
+
+
+class _State:
+    """Numerators X (n, R, d), weights w (n, R) and the inbox ring of messages in flight."""
+
+    def __init__(self, X, n_slots):
+        n, R, d = X.shape
+        self.X = X
+        self.w = np.ones((n, R))
+        self.inbox = [np.zeros_like(X) for _ in range(n_slots)]
+        self.inbox_w = [np.zeros((n, R)) for _ in range(n_slots)]
+
+
+def _gossip(k, st, parts, mix_weights=True):
+    """Send the shares of st.X (and st.w) along each delay part; take in step k+1's arrivals.
+
+    Slot ``(k + 1 + r) mod (tau + 1)`` receives the messages of delay r. The
+    slot of arrival step k+1 becomes the new state, and the old state array,
+    zeroed, becomes that slot: no copy of the state is made.
+    """
+    n, R, d = st.X.shape
+    slots = len(st.inbox)
+    X2 = st.X.reshape(n, R * d)
+    for r, A in enumerate(parts):
+        s = (k + 1 + r) % slots
+        _spmm_add(A, X2, st.inbox[s].reshape(n, R * d))
+        if mix_weights:
+            _spmm_add(A, st.w, st.inbox_w[s])
+    s = (k + 1) % slots
+    old = st.X
+    st.X, st.inbox[s] = st.inbox[s], old
+    old.fill(0.0)
+    if mix_weights:
+        old_w = st.w
+        st.w, st.inbox_w[s] = st.inbox_w[s], old_w
+        old_w.fill(0.0)
+
+
+def _sgp_step(k, st, G, gamma, parts, send_before_step):
+    """One SGP / tau-OSGP iteration in place: (st.X, st.w) become the state at k+1."""
+    if send_before_step:
+        # the authors' overlap variant: mix x^k, then step locally
+        _gossip(k, st, parts)
+        _axpy(-gamma, G, st.X)
+    else:
+        # x^{k+1/2} = x^k - gamma g; then push-sum gossip of x^{k+1/2} and w^k
+        _axpy(-gamma, G, st.X)
+        _gossip(k, st, parts)
+
+
+def _gradients(problem, Z, rngs, R):
+    """Stochastic gradients at Z (n, R, d), each replica from its own stream."""
+    if R == 1:
+        g = np.asarray(problem.grad(Z[:, 0, :], rngs[0]), dtype=float)
+        return g.reshape(Z.shape) if g.flags.c_contiguous else np.ascontiguousarray(g).reshape(Z.shape)
+    G = np.empty_like(Z)
+    for r in range(R):  # a loop over replicas (few), each vectorised over nodes
+        G[:, r, :] = problem.grad(Z[:, r, :], rngs[r])
+    return G
+
+
+def _axpy(a, G, X):
+    """X += a * G in place without a full-size temporary."""
+    try:
+        from scipy.linalg.blas import daxpy
+
+        if X.flags.c_contiguous and G.flags.c_contiguous and G.dtype == np.float64:
+            daxpy(G.ravel(), X.ravel(), a=a)
+            return
+    except ImportError:  # pragma: no cover
+        pass
+    X += a * G
+
+
+def _check_finite(X, w, k, gamma, problem):
+    if np.isfinite(X).all() and np.isfinite(w).all():
+        return
+    bad = ~np.isfinite(X).all(axis=(1, 2)) | ~np.isfinite(w).all(axis=1)
+    i = int(np.flatnonzero(bad)[0])
+    raise SimulationDivergedError(
+        f"simulation diverged: node {i} is not finite at iteration {k} "
+        f"(step_size = {gamma:g}; problem L = {float(problem.L):.4g}, so step_size <= 1/L = "
+        f"{1 / float(problem.L) if problem.L else math.inf:.4g} is the safe range)"
+    )

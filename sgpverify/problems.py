@@ -1,0 +1,391 @@
+"""Nonconvex test problems with certified constants.
+
+Every problem implements the Problem protocol of DESIGN.md:
+
+- ``n_nodes``, ``dim`` and the constants ``L`` (each f_i is L-smooth),
+  ``sigma2`` (bound on the stochastic-gradient variance of every node),
+  ``zeta2`` (bound on the heterogeneity ``(1/n) sum_i ||grad f_i - grad f||^2``)
+  and ``f_lower`` (a lower bound on ``f = (1/n) sum_i f_i``);
+- ``grad(z, rng)``: for ``z`` shaped ``(..., n, d)``, each node's stochastic
+  gradient at its own point (leading axes are replicas);
+- ``full_grad(x)`` and ``value(x)`` of f at ``x`` shaped ``(..., d)``.
+
+Each constant is proved in the class docstring (Notes) and checked against
+sampled points in the tests. Users plug their own problems in through the same
+protocol: the engine never special-cases the built-ins.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._validate import check_choice, check_float, check_int
+
+__all__ = [
+    "Problem",
+    "QuadraticCosine",
+    "NonconvexLogistic",
+    "DoubleWell",
+    "check_problem",
+    "PROBLEM_NAMES",
+    "by_name",
+]
+
+
+class Problem:
+    """Base class of the built-in problems (the protocol needs no inheritance)."""
+
+    n_nodes: int
+    dim: int
+    L: float
+    sigma2: float
+    zeta2: float
+    f_lower: float
+
+    def constants(self):
+        """The certified constants as a dict."""
+        return {"L": self.L, "sigma2": self.sigma2, "zeta2": self.zeta2, "f_lower": self.f_lower}
+
+    def local_grad(self, z):  # exact gradients of every f_i at z (..., n, d)
+        raise NotImplementedError
+
+    def __repr__(self):
+        return f"<{self.name}: n={self.n_nodes}, d={self.dim}, L={self.L:.4g}, sigma2={self.sigma2:.4g}, zeta2={self.zeta2:.4g}>"
+
+
+def _gaussian_noise(rng, shape, sigma):
+    """Noise with E||xi||^2 = sigma^2 over the last axis: N(0, sigma^2 / d I_d)."""
+    if sigma == 0.0:
+        return 0.0
+    return rng.standard_normal(shape) * (sigma / math.sqrt(shape[-1]))
+
+
+class QuadraticCosine(Problem):
+    """Heterogeneous quadratics plus a cosine ripple.
+
+    ``f_i(x) = 1/2 (x - b_i)^T A (x - b_i) + alpha sum_j cos(x_j)``, with
+    ``A = diag(a)``, ``a_j`` evenly spaced in ``[a_min, a_max]``, and the
+    centres ``b_i = heterogeneity * u_i`` (``u_i`` standard normal, centred so
+    that ``mean_i b_i = 0``). Stochastic gradients add Gaussian noise with
+    ``E||xi||^2 = sigma^2``.
+
+    Parameters
+    ----------
+    n, d : int
+        Nodes and dimension.
+    alpha : float
+        Ripple amplitude (>= 0); f is nonconvex iff ``alpha > a_min``.
+    heterogeneity : float
+        Scale of the spread of the centres b_i (0: identical nodes).
+    sigma : float
+        Gradient-noise level.
+    a_min, a_max : float
+        Range of the curvatures of the quadratic part (0 < a_min <= a_max).
+    seed : int
+        Seed of the centres.
+
+    Notes
+    -----
+    Certified constants (proofs):
+
+    - **L = a_max + alpha.** The Hessian of f_i is ``diag(a_j - alpha cos x_j)``,
+      whose eigenvalues lie in ``[a_min - alpha, a_max + alpha]``; so
+      ``||grad f_i(x) - grad f_i(y)|| <= (a_max + alpha) ||x - y||``.
+    - **sigma2 = sigma^2.** The noise is independent of x, mean zero, with
+      ``E||xi||^2 = d * sigma^2 / d``.
+    - **zeta2 = (1/n) sum_i ||A b_i||^2** (exact, for every x): the cosine terms
+      are common to all nodes, so ``grad f_i(x) - grad f(x) = -A (b_i - mean b)
+      = -A b_i``.
+    - **f_lower = -alpha d.** ``f(x) = 1/2 mean_i (x-b_i)^T A (x-b_i) + alpha
+      sum_j cos x_j``; the quadratic part is >= 0 and each cosine >= -1.
+
+    Examples
+    --------
+    >>> p = QuadraticCosine(n=4, d=3, alpha=0.5, sigma=0.1, seed=0)
+    >>> p.L, p.sigma2
+    (1.5, 0.010000000000000002)
+    >>> p.grad(np.zeros((4, 3)), np.random.default_rng(0)).shape
+    (4, 3)
+    """
+
+    name = "QuadraticCosine"
+
+    def __init__(self, n, d, *, alpha=0.5, heterogeneity=1.0, sigma=0.1, a_min=0.1, a_max=1.0, seed=0):
+        self.n_nodes = check_int("n", n, min_value=1)
+        self.dim = check_int("d", d, min_value=1)
+        self.alpha = check_float("alpha", alpha, low=0.0)
+        self.heterogeneity = check_float("heterogeneity", heterogeneity, low=0.0)
+        self.sigma = check_float("sigma", sigma, low=0.0)
+        self.a_min = check_float("a_min", a_min, low=0.0, low_open=True)
+        self.a_max = check_float("a_max", a_max, low=self.a_min)
+        rng = np.random.default_rng(check_int("seed", seed, min_value=0))
+        self.a = np.linspace(self.a_min, self.a_max, self.dim)
+        u = rng.standard_normal((self.n_nodes, self.dim))
+        u -= u.mean(axis=0)
+        self.b = self.heterogeneity * u
+        for arr in (self.a, self.b):
+            arr.setflags(write=False)
+        self.L = self.a_max + self.alpha
+        self.sigma2 = self.sigma**2
+        self.zeta2 = float(np.mean(np.sum((self.a * self.b) ** 2, axis=1)))
+        self.f_lower = -self.alpha * self.dim
+
+    def local_grad(self, z):
+        return self.a * (z - self.b) - self.alpha * np.sin(z)
+
+    def grad(self, z, rng):
+        z = np.asarray(z, dtype=float)
+        return self.local_grad(z) + _gaussian_noise(rng, z.shape, self.sigma)
+
+    def full_grad(self, x):
+        x = np.asarray(x, dtype=float)
+        return self.a * x - self.alpha * np.sin(x)  # mean_i b_i = 0
+
+    def value(self, x):
+        x = np.asarray(x, dtype=float)
+        # mean_i (x-b_i)^T A (x-b_i) = x^T A x + mean_i b_i^T A b_i  (mean b = 0)
+        const = float(np.mean(np.sum(self.a * self.b**2, axis=1)))
+        return 0.5 * (np.sum(self.a * x**2, axis=-1) + const) + self.alpha * np.sum(np.cos(x), axis=-1)
+
+
+class DoubleWell(Problem):
+    """Separable double wells with linear tilts: ``3^d`` stationary points.
+
+    ``f_i(x) = sum_j w(x_j) + c_i^T x`` with
+    ``w(t) = t^2 / 2 + beta exp(-t^2 / (2 s^2))``; the bump at 0 splits each
+    coordinate into two wells when ``beta > s^2``. Tilts ``c_i`` are centred
+    (``mean_i c_i = 0``) with scale ``heterogeneity``; gradient noise as in
+    :class:`QuadraticCosine`.
+
+    Notes
+    -----
+    - **L = max(|1 - beta/s^2|, 1 + 2 beta e^{-3/2} / s^2).** ``w''(t) = 1 +
+      beta (t^2/s^4 - 1/s^2) e^{-t^2/(2 s^2)}``; with ``u = t^2 / s^2`` the bump
+      term is ``beta/s^2 (u - 1) e^{-u/2}``, whose range over ``u >= 0`` is
+      ``[-beta/s^2, 2 beta e^{-3/2}/s^2]`` (minimum at u = 0, maximum at u = 3).
+      The Hessian of f_i is diagonal with entries ``w''(x_j)``.
+    - **sigma2 = sigma^2**, as for :class:`QuadraticCosine`.
+    - **zeta2 = (1/n) sum_i ||c_i||^2** exactly: ``grad f_i - grad f = c_i``.
+    - **f_lower = 0**: ``w(t) >= t^2/2 >= 0`` and the tilts average to zero in f.
+
+    Examples
+    --------
+    >>> p = DoubleWell(n=2, d=2, beta=2.0, s=1.0, heterogeneity=0.0, sigma=0.0)
+    >>> float(p.value(np.zeros(2)))
+    4.0
+    """
+
+    name = "DoubleWell"
+
+    def __init__(self, n, d, *, beta=2.0, s=1.0, heterogeneity=0.5, sigma=0.1, seed=0):
+        self.n_nodes = check_int("n", n, min_value=1)
+        self.dim = check_int("d", d, min_value=1)
+        self.beta = check_float("beta", beta, low=0.0)
+        self.s = check_float("s", s, low=0.0, low_open=True)
+        self.heterogeneity = check_float("heterogeneity", heterogeneity, low=0.0)
+        self.sigma = check_float("sigma", sigma, low=0.0)
+        rng = np.random.default_rng(check_int("seed", seed, min_value=0))
+        c = rng.standard_normal((self.n_nodes, self.dim))
+        c -= c.mean(axis=0)
+        self.c = self.heterogeneity * c
+        self.c.setflags(write=False)
+        r = self.beta / self.s**2
+        self.L = max(abs(1.0 - r), 1.0 + 2.0 * r * math.exp(-1.5))
+        self.sigma2 = self.sigma**2
+        self.zeta2 = float(np.mean(np.sum(self.c**2, axis=1)))
+        self.f_lower = 0.0
+
+    def _wprime(self, t):
+        return t - (self.beta / self.s**2) * t * np.exp(-(t**2) / (2 * self.s**2))
+
+    def local_grad(self, z):
+        return self._wprime(z) + self.c
+
+    def grad(self, z, rng):
+        z = np.asarray(z, dtype=float)
+        return self.local_grad(z) + _gaussian_noise(rng, z.shape, self.sigma)
+
+    def full_grad(self, x):
+        return self._wprime(np.asarray(x, dtype=float))
+
+    def value(self, x):
+        x = np.asarray(x, dtype=float)
+        return np.sum(x**2 / 2 + self.beta * np.exp(-(x**2) / (2 * self.s**2)), axis=-1)
+
+
+class NonconvexLogistic(Problem):
+    """Logistic regression with a nonconvex regulariser on non-IID synthetic data.
+
+    ``f_i(x) = (1/m_i) sum_{s in S_i} log(1 + exp(-y_s a_s^T x))
+    + lam sum_j x_j^2 / (1 + x_j^2)``. The data: ``samples`` points with
+    Gaussian features, labels from a random teacher, split across nodes either
+    sorted by label (``split="label"``: each node sees mostly one class) or by
+    Dirichlet(``dirichlet_alpha``) class proportions. Stochastic gradients are
+    real mini-batches of ``batch`` samples drawn uniformly with replacement
+    from the node's own data.
+
+    Notes
+    -----
+    With ``r(t) = t^2 / (1 + t^2)``: ``r''(t) = (2 - 6 t^2) / (1 + t^2)^3`` lies
+    in ``[-1/2, 2]`` and ``|r'(t)| <= 3 sqrt(3) / 8``.
+
+    - **L = max_i ||A_i||_2^2 / (4 m_i) + 2 lam**: the logistic loss has
+      curvature at most 1/4 along ``a_s``, so its Hessian is below
+      ``A_i^T A_i / (4 m_i)``; the regulariser's Hessian is diagonal with
+      entries in ``[-lam/2, 2 lam]``.
+    - **sigma2 = max_i (1/m_i) sum_{s in S_i} ||a_s||^2 / batch**: a one-sample
+      gradient's logistic part is ``-y_s a_s sigmoid(-y_s a_s^T x)``, of norm at
+      most ``||a_s||``; the variance of a mean of ``batch`` independent draws
+      is at most ``E||g_s||^2 / batch`` (the regulariser is exact).
+    - **zeta2 = (1/n) sum_i (mean_{s in S_i} ||a_s||)^2**: the regulariser is
+      common to all nodes; ``(1/n) sum ||g_i - g||^2 <= (1/n) sum ||g_i||^2``
+      for the logistic parts ``g_i``, and ``||g_i|| <= mean_s ||a_s||``.
+    - **f_lower = 0**: both terms are non-negative.
+
+    Examples
+    --------
+    >>> p = NonconvexLogistic(n=4, d=5, samples=400, seed=0)
+    >>> p.grad(np.zeros((4, 5)), np.random.default_rng(0)).shape
+    (4, 5)
+    """
+
+    name = "NonconvexLogistic"
+
+    def __init__(self, n, d, *, samples=None, batch=8, lam=0.1, split="label", dirichlet_alpha=0.5, seed=0):
+        self.n_nodes = check_int("n", n, min_value=1)
+        self.dim = check_int("d", d, min_value=1)
+        samples = 50 * self.n_nodes if samples is None else samples
+        self.samples = check_int("samples", samples, min_value=self.n_nodes)
+        self.batch = check_int("batch", batch, min_value=1)
+        self.lam = check_float("lam", lam, low=0.0)
+        self.split = check_choice("split", split, ("label", "dirichlet"))
+        self.dirichlet_alpha = check_float("dirichlet_alpha", dirichlet_alpha, low=0.0, low_open=True)
+        rng = np.random.default_rng(check_int("seed", seed, min_value=0))
+        feats = rng.standard_normal((self.samples, self.dim)) / math.sqrt(self.dim)
+        teacher = rng.standard_normal(self.dim)
+        logits = feats @ teacher * math.sqrt(self.dim)
+        labels = np.where(rng.random(self.samples) < 1 / (1 + np.exp(-logits)), 1.0, -1.0)
+        owner = self._split(rng, labels)
+        order = np.argsort(owner, kind="stable")
+        self.features = feats[order]
+        self.labels = labels[order]
+        counts = np.bincount(owner, minlength=self.n_nodes)
+        self.offsets = np.concatenate([[0], np.cumsum(counts)])
+        self.counts = counts
+        for arr in (self.features, self.labels, self.offsets, self.counts):
+            arr.setflags(write=False)
+        # certified constants
+        norms2 = np.sum(self.features**2, axis=1)
+        norms = np.sqrt(norms2)
+        Lloc, s2, z2 = 0.0, 0.0, 0.0
+        for i in range(self.n_nodes):  # set-up only, not a hot path
+            a, b = self.offsets[i], self.offsets[i + 1]
+            Ai = self.features[a:b]
+            Lloc = max(Lloc, np.linalg.norm(Ai, 2) ** 2 / (4 * (b - a)))
+            s2 = max(s2, norms2[a:b].mean() / self.batch)
+            z2 += norms[a:b].mean() ** 2 / self.n_nodes
+        self.L = float(Lloc + 2 * self.lam)
+        self.sigma2 = float(s2)
+        self.zeta2 = float(z2)
+        self.f_lower = 0.0
+        self._node_of = np.repeat(np.arange(self.n_nodes), counts)
+
+    def _split(self, rng, labels):
+        n, m = self.n_nodes, self.samples
+        if self.split == "label":
+            # sort by label, deal contiguous equal-size chunks: non-IID by class
+            order = np.argsort(labels, kind="stable")
+            owner = np.empty(m, dtype=np.int64)
+            owner[order] = np.arange(m) * n // m
+            return owner
+        owner = np.empty(m, dtype=np.int64)
+        for cls in (-1.0, 1.0):
+            idx = np.flatnonzero(labels == cls)
+            rng.shuffle(idx)
+            props = rng.dirichlet(np.full(n, self.dirichlet_alpha))
+            cuts = (np.cumsum(props)[:-1] * len(idx)).astype(int)
+            for i, part in enumerate(np.split(idx, cuts)):
+                owner[part] = i
+        # every node needs data: give empty nodes one sample from the largest
+        counts = np.bincount(owner, minlength=n)
+        for i in np.flatnonzero(counts == 0):
+            big = int(np.argmax(np.bincount(owner, minlength=n)))
+            owner[np.flatnonzero(owner == big)[0]] = i
+        return owner
+
+    def _reg_grad(self, x):
+        return self.lam * 2 * x / (1 + x**2) ** 2
+
+    def _loss_grad(self, feats, labels, x):
+        # feats (..., m, d), labels (..., m), x (..., d) -> mean gradient (..., d)
+        margin = labels * np.einsum("...md,...d->...m", feats, x)
+        coef = -labels / (1 + np.exp(margin))
+        return np.einsum("...m,...md->...d", coef, feats) / feats.shape[-2]
+
+    def local_grad(self, z):
+        z = np.asarray(z, dtype=float)
+        out = np.empty_like(z)
+        for i in range(self.n_nodes):  # exact per-node gradients: tests and set-up only
+            a, b = self.offsets[i], self.offsets[i + 1]
+            out[..., i, :] = self._loss_grad(self.features[a:b], self.labels[a:b], z[..., i, :])
+        return out + self._reg_grad(z)
+
+    def grad(self, z, rng):
+        z = np.asarray(z, dtype=float)
+        lead = z.shape[:-2]
+        u = rng.random(lead + (self.n_nodes, self.batch))
+        idx = self.offsets[:-1, None] + (u * self.counts[:, None]).astype(np.int64)
+        feats = self.features[idx]  # (..., n, batch, d)
+        labels = self.labels[idx]
+        return self._loss_grad(feats, labels, z) + self._reg_grad(z)
+
+    def full_grad(self, x):
+        x = np.asarray(x, dtype=float)
+        # f = (1/n) sum_i mean over S_i: weight each sample by 1 / (n m_i)
+        wts = 1.0 / (self.n_nodes * self.counts[self._node_of])
+        margin = self.labels * (x @ self.features.T)
+        coef = -self.labels * wts / (1 + np.exp(margin))
+        return coef @ self.features + self._reg_grad(x)
+
+    def value(self, x):
+        x = np.asarray(x, dtype=float)
+        wts = 1.0 / (self.n_nodes * self.counts[self._node_of])
+        margin = self.labels * (x @ self.features.T)
+        return np.logaddexp(0.0, -margin) @ wts + self.lam * np.sum(x**2 / (1 + x**2), axis=-1)
+
+
+def check_problem(problem):
+    """Validate that an object follows the Problem protocol; return it.
+
+    Raises TypeError naming the first missing attribute, ValueError for a bad
+    constant.
+    """
+    for attr in ("n_nodes", "dim", "L", "sigma2", "zeta2", "f_lower", "grad", "full_grad", "value"):
+        if not hasattr(problem, attr):
+            raise TypeError(f"problem must follow the Problem protocol: missing attribute {attr!r}")
+    check_int("problem.n_nodes", problem.n_nodes, min_value=1)
+    check_int("problem.dim", problem.dim, min_value=1)
+    check_float("problem.L", problem.L, low=0.0)
+    check_float("problem.sigma2", problem.sigma2, low=0.0)
+    check_float("problem.zeta2", problem.zeta2, low=0.0)
+    check_float("problem.f_lower", problem.f_lower)
+    return problem
+
+
+PROBLEM_NAMES = ("quadratic-cosine", "nonconvex-logistic", "double-well")
+
+
+def by_name(name, n, d, *, seed=0, **kwargs):
+    """Build a built-in problem from its kebab-case name.
+
+    Examples
+    --------
+    >>> by_name("double-well", 4, 3).name
+    'DoubleWell'
+    """
+    check_choice("problem", name, PROBLEM_NAMES)
+    cls = {"quadratic-cosine": QuadraticCosine, "nonconvex-logistic": NonconvexLogistic,
+           "double-well": DoubleWell}[name]
+    return cls(n, d, seed=seed, **kwargs)
