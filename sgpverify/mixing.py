@@ -276,9 +276,14 @@ class RandomDelay(DelayModel):
         self.name = f"random(tau={self.tau})"
 
     def edge_delays(self, k, src, dst):
-        if self.tau == 0:
+        """Delays drawn in the canonical (sender, receiver) order of the edges, so
+        the answer does not depend on the order in which the edges are given."""
+        if self.tau == 0 or len(src) == 0:
             return np.zeros(len(src), dtype=np.int64)
-        return rng_for(self.seed, "delay", k).integers(0, self.tau + 1, size=len(src))
+        order = np.lexsort((np.asarray(dst), np.asarray(src)))
+        out = np.empty(len(src), dtype=np.int64)
+        out[order] = rng_for(self.seed, "delay", k).integers(0, self.tau + 1, size=len(src))
+        return out
 
 
 class LinkDelay(DelayModel):

@@ -608,3 +608,13 @@ def test_components_with_one_seed_draw_independent_streams():
     r = np.corrcoef(np.concatenate(offs), np.concatenate(dels))[0, 1]
     # independent: |r| ~ 1/sqrt(5120) = 0.014; shared streams gave 0.97
     assert abs(r) < 0.06
+
+
+def test_random_delay_does_not_depend_on_edge_order():
+    model = mixing.RandomDelay(3, seed=2)
+    src = np.array([0, 0, 1, 2, 3, 3])
+    dst = np.array([1, 2, 0, 3, 0, 1])
+    perm = np.array([5, 2, 0, 4, 1, 3])
+    a = model.edge_delays(7, src, dst)
+    b = model.edge_delays(7, src[perm], dst[perm])
+    assert np.array_equal(a[perm], b)
