@@ -80,6 +80,40 @@ def build_parser():
                    help="a straggler sends on steps k with k %% E == 0 (default 2)")
     m.add_argument("--json", action="store_true", help="print one JSON object")
     m.set_defaults(func=_cmd_mixing)
+
+    from .engine import ALGORITHMS
+    from .problems import PROBLEM_NAMES
+
+    s = sub.add_parser(
+        "simulate",
+        help="run SGP, tau-OSGP or a baseline on a test problem and report the metrics",
+        description=(
+            "Simulate SGP (Algorithm 1), tau-OSGP or a baseline on a built-in nonconvex "
+            "problem; print final consensus, ||grad f(xbar)||^2, f(xbar), mass and weight errors."
+        ),
+    )
+    s.add_argument("--problem", required=True, choices=PROBLEM_NAMES, metavar="NAME",
+                   help="one of: " + ", ".join(PROBLEM_NAMES))
+    s.add_argument("--topology", required=True, choices=graphs.TOPOLOGY_NAMES, metavar="NAME",
+                   help="one of: " + ", ".join(graphs.TOPOLOGY_NAMES))
+    s.add_argument("--nodes", type=int, required=True, metavar="N")
+    s.add_argument("--dim", type=int, required=True, metavar="D")
+    s.add_argument("--iters", type=int, required=True, metavar="K")
+    s.add_argument("--step-size", type=float, required=True, metavar="G")
+    s.add_argument("--peers", type=int, default=1, metavar="P", help="peers per step (exponential)")
+    s.add_argument("--tau", type=int, default=0, metavar="T")
+    s.add_argument("--delay", choices=("fixed", "random"), default="fixed")
+    s.add_argument("--algorithm", choices=ALGORITHMS, default="sgp")
+    s.add_argument("--average-every", type=int, metavar="H", help="local-sgd averaging period")
+    s.add_argument("--momentum", type=float, default=0.0, metavar="M")
+    s.add_argument("--nesterov", action="store_true")
+    s.add_argument("--send-before-step", action="store_true", help="the authors' overlap variant")
+    s.add_argument("--replicas", type=int, default=1, metavar="R")
+    s.add_argument("--seed", type=int, default=0, metavar="S")
+    s.add_argument("--record-every", type=int, metavar="E", help="default: iters // 100 (at least 1)")
+    s.add_argument("--json", action="store_true", help="print one JSON object with final values and series")
+    s.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    s.set_defaults(func=_cmd_simulate)
     return parser
 
 
@@ -153,6 +187,63 @@ def _cmd_mixing(a, out):
     return 0 if report.passed else 1
 
 
+def _cmd_simulate(a, out, err=None):
+    from . import problems
+    from .engine import simulate
+
+    prob = problems.by_name(a.problem, a.nodes, a.dim, seed=a.seed)
+    topo = graphs.by_name(a.topology, a.nodes, peers=a.peers, seed=a.seed)
+    record_every = a.record_every if a.record_every is not None else max(1, a.iters // 100)
+    bar = None
+    if not a.no_progress and a.iters >= 2000:
+        from tqdm import tqdm
+
+        bar = tqdm(total=a.iters, desc="simulate", unit="it", file=err or sys.stderr, mininterval=0.5)
+    try:
+        trace = simulate(
+            prob, topo, step_size=a.step_size, n_iter=a.iters, tau=a.tau, delay=a.delay,
+            algorithm=a.algorithm, replicas=a.replicas, seed=a.seed, record_every=record_every,
+            momentum=a.momentum, nesterov=a.nesterov, send_before_step=a.send_before_step,
+            average_every=a.average_every, progress=(lambda k: bar.update(1)) if bar else None,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    if a.json:
+        d = trace.to_dict()
+        d["constants"] = {"L": prob.L, "sigma2": prob.sigma2, "zeta2": prob.zeta2, "f_lower": prob.f_lower}
+        d.update(d["final"])
+        out.write(json.dumps(_finite(d)) + "\n")
+        return 0
+    f = trace.final()
+    rows = [
+        ("problem", f"{prob.name} (n={a.nodes}, d={a.dim}; L={prob.L:.4g}, sigma2={prob.sigma2:.4g}, zeta2={prob.zeta2:.4g})"),
+        ("topology", trace.topology),
+        ("algorithm", a.algorithm + (f", tau={a.tau} ({trace.delay})" if a.tau else "")),
+        ("iterations, step size", f"{a.iters}, {a.step_size:g}" + (f", {a.replicas} replicas" if a.replicas > 1 else "")),
+        ("consensus", f"{f['consensus']:.6g}   (1/n) sum_i ||z_i - xbar||^2"),
+        ("grad_norm_sq", f"{f['grad_norm_sq']:.6g}   ||grad f(xbar)||^2"),
+        ("value", f"{f['value']:.6g}   f(xbar)"),
+        ("mass_error", f"{f['mass_error']:.3g}"),
+        ("weight_error", f"{f['weight_error']:.3g}"),
+        ("weights", f"[{f['weight_min']:.4g}, {f['weight_max']:.4g}]"),
+    ]
+    width = max(len(k) for k, _ in rows)
+    out.write("\n".join(f"{k.ljust(width)}  {v}" for k, v in rows) + "\n")
+    return 0
+
+
+def _finite(v):
+    """Replace NaN/inf by None so that the output is strict JSON."""
+    if isinstance(v, dict):
+        return {k: _finite(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_finite(x) for x in v]
+    if isinstance(v, float) and not np.isfinite(v):
+        return None
+    return v
+
+
 def main(argv=None, out=None, err=None):
     """Entry point of the ``sgpverify`` command; returns the exit status."""
     out = sys.stdout if out is None else out
@@ -160,6 +251,8 @@ def main(argv=None, out=None, err=None):
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
+        if args.func is _cmd_simulate:
+            return args.func(args, out, err)
         return args.func(args, out)
     except UsageError as exc:
         err.write(f"{exc}\n")

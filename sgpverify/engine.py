@@ -104,50 +104,82 @@ class Trace:
         return out
 
 
-class _Mixer:
-    """Applies the (delayed) gossip step of one iteration, in place.
+class _CSR:
+    """Bare CSR arrays for the in-place kernel (no scipy object overhead per step)."""
 
-    ``scatter(k, Y, y_w, inbox, inbox_w, slot_of)`` adds to each inbox slot the
-    shares of ``Y`` that arrive after delay r.
+    __slots__ = ("indptr", "indices", "data", "shape", "nnz")
+
+    def __init__(self, indptr, indices, data, shape):
+        self.indptr, self.indices, self.data, self.shape = indptr, indices, data, shape
+        self.nnz = int(data.size)
+
+    @classmethod
+    def from_rows(cls, n, rows, cols, vals):
+        order = np.argsort(rows, kind="stable")
+        indptr = np.zeros(n + 1, dtype=np.int32)
+        np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+        return cls(indptr, cols[order].astype(np.int32), np.ascontiguousarray(vals[order], dtype=float), (n, n))
+
+    def to_scipy(self):
+        return sp.csr_array((self.data, self.indices, self.indptr), shape=self.shape)
+
+
+class _Mixer:
+    """The gossip matrices of each iteration, split by message delay.
+
+    ``step(k)`` returns ``(parts, split)``. With delays, ``parts[r]`` is the
+    CSR matrix of the messages of delay r (``parts[0]`` also holds the
+    diagonal, the self share). Without delays ``split = (diagonal,
+    off-diagonal CSR)`` lets the gossip write ``diag * Y`` and add the
+    messages, with no zeroing pass. A topology with push weights is turned
+    into CSR arrays straight from its edges (``P[i, j] = 1/(outdeg_j + 1)``,
+    the same matrix as :func:`sgpverify.mixing.push_matrix`); other schedules
+    go through their scipy matrices. Periodic schedules with deterministic
+    delays are cached per period.
     """
 
-    def __init__(self, schedule, tau, model):
+    def __init__(self, schedule, tau, model, topology=None):
         self.S = schedule
+        self.topo = topology
         self.tau = tau
         self.model = model
         self.cacheable = schedule.period is not None and (model is None or not model.random)
         self._cache = {}
 
-    def parts(self, k):
-        """CSR matrices ``[P_0, ..., P_tau]``: messages with delay r (P_0 has the diagonal)."""
+    def step(self, k):
         key = k % self.S.period if self.cacheable else None
         if key is not None and key in self._cache:
             return self._cache[key]
-        P = self.S.base_matrix(k)
-        if self.tau == 0:
-            parts = [_as_csr32(P)]
+        if self.topo is not None:
+            n = self.topo.n
+            e = self.topo._edges(k)
+            src, dst = e[:, 0], e[:, 1]
+            diag = 1.0 / (np.bincount(src, minlength=n) + 1.0)
+            vals = diag[src]
         else:
+            P = self.S.base_matrix(k)
+            n = P.shape[0]
             C = sp.coo_array(P)
             off = C.row != C.col
-            d = np.zeros(C.nnz, dtype=np.int64)
-            d[off] = self.model.edge_delays(k, C.col[off], C.row[off])
-            n = P.shape[0]
-            parts = [
-                _as_csr32(sp.csr_array((C.data[d == r], (C.row[d == r], C.col[d == r])), shape=(n, n)))
-                for r in range(self.tau + 1)
-            ]
+            src, dst, vals = C.col[off].astype(np.int64), C.row[off].astype(np.int64), C.data[off]
+            diag = np.ascontiguousarray(P.diagonal(), dtype=float)
+        if self.tau == 0:
+            out = (None, (diag, _CSR.from_rows(n, dst, src, vals)))
+        else:
+            d = self.model.edge_delays(k, src, dst)
+            idx = np.arange(n)
+            parts = []
+            for r in range(self.tau + 1):
+                m = d == r
+                if r == 0:
+                    rows, cols = np.concatenate([idx, dst[m]]), np.concatenate([idx, src[m]])
+                    parts.append(_CSR.from_rows(n, rows, cols, np.concatenate([diag, vals[m]])))
+                else:
+                    parts.append(_CSR.from_rows(n, dst[m], src[m], vals[m]))
+            out = (parts, None)
         if key is not None:
-            self._cache[key] = parts
-        return parts
-
-
-def _as_csr32(P):
-    P = sp.csr_array(P)
-    P.sum_duplicates()
-    P.sort_indices()
-    if P.indptr.dtype != np.int32 and P.nnz < 2**31 - 1:
-        P = sp.csr_array((P.data, P.indices.astype(np.int32), P.indptr.astype(np.int32)), shape=P.shape)
-    return P
+            self._cache[key] = out
+        return out
 
 
 def _spmm_add(A, X2, Y2):
@@ -157,8 +189,8 @@ def _spmm_add(A, X2, Y2):
     if _csr_matvecs is not None and X2.flags.c_contiguous and Y2.flags.c_contiguous:
         n_row, n_col = A.shape
         _csr_matvecs(n_row, n_col, X2.shape[1], A.indptr, A.indices, A.data, X2.ravel(), Y2.ravel())
-    else:  # pragma: no cover
-        Y2 += A @ X2
+    else:  # pragma: no cover - scipy without the kernel
+        Y2 += A.to_scipy() @ X2
 
 
 def simulate(
@@ -290,7 +322,8 @@ def simulate(
             raise ValueError(f"topology has {schedule.n} nodes but problem.n_nodes = {n}")
         topo_name = schedule.name
         model = delay_model(delay, tau, seed) if tau > 0 else None
-        mixer = _Mixer(schedule, tau, model)
+        fast = topology if isinstance(topology, Topology) and algorithm == "sgp" else None
+        mixer = _Mixer(schedule, tau, model, topology=fast)
     else:
         if isinstance(topology, Topology) and topology.n != n:
             raise ValueError(f"topology has {topology.n} nodes but problem.n_nodes = {n}")
@@ -320,6 +353,8 @@ def simulate(
     rngs = [np.random.default_rng(s) for s in ss.spawn(R)]
 
     rec = {k: [] for k in ("iterations",) + Trace.SERIES}
+    # weights that stay exactly 1 (doubly stochastic, no delay): z = x, no division
+    w_may_be_one = tau == 0
 
     def record(k):
         X, w = st.X, st.w
@@ -349,7 +384,7 @@ def simulate(
             if k % record_every == 0:
                 record(k)
             # 1. stochastic gradients at the de-biased points z = x / w
-            if push:
+            if push and not (w_may_be_one and np.all(st.w == 1.0)):
                 np.divide(st.X, st.w[:, :, None], out=Z)
                 G = _gradients(problem, Z, rngs, R)
             else:
@@ -363,10 +398,12 @@ def simulate(
                 applied += G.sum(axis=0)
             # 3. the step and the gossip
             if push:
-                _sgp_step(k, st, G, gamma, mixer.parts(k), send_before_step)
+                parts, split = mixer.step(k)
+                _sgp_step(k, st, G, gamma, parts, send_before_step, split)
             elif algorithm == "dpsgd":
                 # X <- W X - gamma G (Lian et al.): gradient at the pre-gossip X
-                _gossip(k, st, mixer.parts(k), mix_weights=False)
+                parts, split = mixer.step(k)
+                _gossip(k, st, parts, mix_weights=False, split=split)
                 _axpy(-gamma, G, st.X)
             else:
                 _axpy(-gamma, G, st.X)
@@ -416,16 +453,30 @@ class _State:
         self.inbox_w = [np.zeros((n, R)) for _ in range(n_slots)]
 
 
-def _gossip(k, st, parts, mix_weights=True):
+def _gossip(k, st, parts, mix_weights=True, split=None):
     """Send the shares of st.X (and st.w) along each delay part; take in step k+1's arrivals.
 
     Slot ``(k + 1 + r) mod (tau + 1)`` receives the messages of delay r. The
     slot of arrival step k+1 becomes the new state, and the old state array,
-    zeroed, becomes that slot: no copy of the state is made.
+    zeroed, becomes that slot: no copy of the state is made. Without delays
+    (``split`` = diagonal and off-diagonal of P) the receiving array is written
+    as ``diag * X`` first and the messages added, with no zeroing pass.
     """
     n, R, d = st.X.shape
     slots = len(st.inbox)
     X2 = st.X.reshape(n, R * d)
+    if split is not None and slots == 1:
+        diag, off = split
+        out = st.inbox[0]
+        np.multiply(st.X, diag[:, None, None], out=out)
+        _spmm_add(off, X2, out.reshape(n, R * d))
+        st.X, st.inbox[0] = out, st.X
+        if mix_weights:
+            out_w = st.inbox_w[0]
+            np.multiply(st.w, diag[:, None], out=out_w)
+            _spmm_add(off, st.w, out_w)
+            st.w, st.inbox_w[0] = out_w, st.w
+        return
     for r, A in enumerate(parts):
         s = (k + 1 + r) % slots
         _spmm_add(A, X2, st.inbox[s].reshape(n, R * d))
@@ -441,16 +492,16 @@ def _gossip(k, st, parts, mix_weights=True):
         old_w.fill(0.0)
 
 
-def _sgp_step(k, st, G, gamma, parts, send_before_step):
+def _sgp_step(k, st, G, gamma, parts, send_before_step, split=None):
     """One SGP / tau-OSGP iteration in place: (st.X, st.w) become the state at k+1."""
     if send_before_step:
         # the authors' overlap variant: mix x^k, then step locally
-        _gossip(k, st, parts)
+        _gossip(k, st, parts, split=split)
         _axpy(-gamma, G, st.X)
     else:
         # x^{k+1/2} = x^k - gamma g; then push-sum gossip of x^{k+1/2} and w^k
         _axpy(-gamma, G, st.X)
-        _gossip(k, st, parts)
+        _gossip(k, st, parts, split=split)
 
 
 def _gradients(problem, Z, rngs, R):
@@ -464,17 +515,27 @@ def _gradients(problem, Z, rngs, R):
     return G
 
 
-def _axpy(a, G, X):
-    """X += a * G in place without a full-size temporary."""
-    try:
-        from scipy.linalg.blas import daxpy
+_AXPY_CHUNK = 1 << 15  # 256 KB temporaries: stay in cache
 
-        if X.flags.c_contiguous and G.flags.c_contiguous and G.dtype == np.float64:
-            daxpy(G.ravel(), X.ravel(), a=a)
-            return
-    except ImportError:  # pragma: no cover
-        pass
-    X += a * G
+
+def _axpy(a, G, X):
+    """X += a * G in place, by cache-sized chunks: no full-size temporary.
+
+    Plain numpy (no BLAS call): BLAS level-1 threads spin and slow down badly
+    on a loaded 2-core machine.
+    """
+    Xf = X.reshape(-1)
+    Gf = np.broadcast_to(G, X.shape).reshape(-1) if G.shape != X.shape else G.reshape(-1)
+    size = Xf.size
+    if size <= _AXPY_CHUNK:
+        Xf += a * Gf
+        return
+    tmp = np.empty(_AXPY_CHUNK)
+    for s in range(0, size, _AXPY_CHUNK):
+        e = min(s + _AXPY_CHUNK, size)
+        t = tmp[: e - s]
+        np.multiply(Gf[s:e], a, out=t)
+        Xf[s:e] += t
 
 
 def _check_finite(X, w, k, gamma, problem):

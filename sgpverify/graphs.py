@@ -61,7 +61,12 @@ def normalize_edges(src, dst, n):
     src = np.asarray(src, dtype=np.int64).ravel()
     dst = np.asarray(dst, dtype=np.int64).ravel()
     keep = src != dst
-    codes = np.unique(src[keep] * n + dst[keep])
+    codes = np.sort(src[keep] * n + dst[keep])
+    if codes.size > 1:  # sort-based de-duplication (np.unique is slower on small arrays)
+        first = np.empty(codes.size, dtype=bool)
+        first[0] = True
+        np.not_equal(codes[1:], codes[:-1], out=first[1:])
+        codes = codes[first]
     out = np.empty((codes.size, 2), dtype=np.int64)
     out[:, 0] = codes // n
     out[:, 1] = codes % n
@@ -485,9 +490,12 @@ class _RandomPeer(_RandomTopology):
         n = self.n
         if n == 1:
             return _EMPTY
-        src = np.arange(n, dtype=np.int64)
-        dst = (src + rng.integers(1, n, size=n)) % n
-        return normalize_edges(src, dst, n)
+        # src = 0..n-1, one distinct non-self peer each: already sorted and unique
+        out = np.empty((n, 2), dtype=np.int64)
+        out[:, 0] = np.arange(n)
+        out[:, 1] = (out[:, 0] + rng.integers(1, n, size=n)) % n
+        out.setflags(write=False)
+        return out
 
 
 def random_peer(n, seed=None):

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.special import expit
 
 from ._validate import check_choice, check_float, check_int
 
@@ -90,9 +91,10 @@ class QuadraticCosine(Problem):
     -----
     Certified constants (proofs):
 
-    - **L = a_max + alpha.** The Hessian of f_i is ``diag(a_j - alpha cos x_j)``,
-      whose eigenvalues lie in ``[a_min - alpha, a_max + alpha]``; so
-      ``||grad f_i(x) - grad f_i(y)|| <= (a_max + alpha) ||x - y||``.
+    - **L = max_j a_j + alpha** (``a_max + alpha`` for d >= 2). The Hessian of
+      f_i is ``diag(a_j - alpha cos x_j)``, whose eigenvalues lie in
+      ``[a_min - alpha, max_j a_j + alpha]``; so
+      ``||grad f_i(x) - grad f_i(y)|| <= (max_j a_j + alpha) ||x - y||``.
     - **sigma2 = sigma^2.** The noise is independent of x, mean zero, with
       ``E||xi||^2 = d * sigma^2 / d``.
     - **zeta2 = (1/n) sum_i ||A b_i||^2** (exact, for every x): the cosine terms
@@ -127,7 +129,7 @@ class QuadraticCosine(Problem):
         self.b = self.heterogeneity * u
         for arr in (self.a, self.b):
             arr.setflags(write=False)
-        self.L = self.a_max + self.alpha
+        self.L = float(self.a.max()) + self.alpha  # a_max, or a_min when d = 1
         self.sigma2 = self.sigma**2
         self.zeta2 = float(np.mean(np.sum((self.a * self.b) ** 2, axis=1)))
         self.f_lower = -self.alpha * self.dim
@@ -239,7 +241,7 @@ class NonconvexLogistic(Problem):
       gradient's logistic part is ``-y_s a_s sigmoid(-y_s a_s^T x)``, of norm at
       most ``||a_s||``; the variance of a mean of ``batch`` independent draws
       is at most ``E||g_s||^2 / batch`` (the regulariser is exact).
-    - **zeta2 = (1/n) sum_i (mean_{s in S_i} ||a_s||)^2**: the regulariser is
+    - **zeta2 = (1/n) sum_i (mean_{s in S_i} ||a_s||)^2** (0 when n = 1): the regulariser is
       common to all nodes; ``(1/n) sum ||g_i - g||^2 <= (1/n) sum ||g_i||^2``
       for the logistic parts ``g_i``, and ``||g_i|| <= mean_s ||a_s||``.
     - **f_lower = 0**: both terms are non-negative.
@@ -288,7 +290,7 @@ class NonconvexLogistic(Problem):
             z2 += norms[a:b].mean() ** 2 / self.n_nodes
         self.L = float(Lloc + 2 * self.lam)
         self.sigma2 = float(s2)
-        self.zeta2 = float(z2)
+        self.zeta2 = float(z2) if self.n_nodes > 1 else 0.0
         self.f_lower = 0.0
         self._node_of = np.repeat(np.arange(self.n_nodes), counts)
 
@@ -321,7 +323,7 @@ class NonconvexLogistic(Problem):
     def _loss_grad(self, feats, labels, x):
         # feats (..., m, d), labels (..., m), x (..., d) -> mean gradient (..., d)
         margin = labels * np.einsum("...md,...d->...m", feats, x)
-        coef = -labels / (1 + np.exp(margin))
+        coef = -labels * expit(-margin)  # 1 / (1 + e^margin), without overflow
         return np.einsum("...m,...md->...d", coef, feats) / feats.shape[-2]
 
     def local_grad(self, z):
@@ -346,7 +348,7 @@ class NonconvexLogistic(Problem):
         # f = (1/n) sum_i mean over S_i: weight each sample by 1 / (n m_i)
         wts = 1.0 / (self.n_nodes * self.counts[self._node_of])
         margin = self.labels * (x @ self.features.T)
-        coef = -self.labels * wts / (1 + np.exp(margin))
+        coef = -self.labels * wts * expit(-margin)
         return coef @ self.features + self._reg_grad(x)
 
     def value(self, x):
