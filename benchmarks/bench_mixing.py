@@ -385,8 +385,8 @@ def main(argv=None):
     ap.add_argument("--rp-max-n", type=int, default=None, help="largest n for random_peer (default --max-n)")
     ap.add_argument("--dense-max-n", type=int, default=2048,
                     help="largest n for the dense reference (default 2048; O(n^3) per product)")
-    ap.add_argument("--budget", type=float, default=60.0,
-                    help="skip a size whose predicted time exceeds this many seconds (default 60)")
+    ap.add_argument("--budget", type=float, default=30.0,
+                    help="skip a size whose predicted time exceeds this many seconds (default 30)")
     ap.add_argument("--min-time", type=float, default=0.5,
                     help="a measurement shorter than this is repeated, best of up to 3 "
                          "(default 0.5 s); one under 5 s is always run at least twice")

@@ -278,8 +278,10 @@ def diameter(g, chunk=256, vertex_transitive=False):
 
 
 def _deviation(V, phi):
-    """max_ij |V_ij - phi_i| for a block of columns V."""
-    return float(np.abs(V - phi[:, None]).max()) if V.size else 0.0
+    """max_ij |V_ij - phi_i| for a block of columns V (row max and min: no temporaries)."""
+    if not V.size:
+        return 0.0
+    return float(max((V.max(axis=1) - phi).max(), (phi - V.min(axis=1)).max()))
 
 
 def contraction(matrix_of, N, n_real, horizon, starts, columns, floor=ROUND_OFF_FLOOR):
@@ -367,17 +369,21 @@ def fit_contraction(dev, floor=ROUND_OFF_FLOOR):
     return q, C, (t0, t_last)
 
 
-def _sigma2(P):
+def _sigma2(P, circulant=False):
     """Second largest singular value of a doubly stochastic P, or an upper bound.
 
-    ``sigma_2(P) = ||P - J/N||_2`` for doubly stochastic P. Exact (dense SVD)
-    when N <= 512; above, the bound ``sqrt(||A||_1 ||A||_inf)`` with
+    ``sigma_2(P) = ||P - J/N||_2`` for doubly stochastic P. Exact for
+    circulant P (the DFT of its first column) and by dense SVD when N <= 512;
+    above, the bound ``sqrt(||A||_1 ||A||_inf)`` with
     ``A = P - J/N``, computed in O(nnz). An upper bound only weakens (raises)
     the theoretical q, so q_theory stays a valid statement of the theory.
     """
     N = P.shape[0]
     if N == 1:
         return 0.0
+    if circulant:  # singular values of a normal (circulant) matrix: |DFT of column 0|
+        col = np.asarray(P[:, [0]].toarray()).ravel()
+        return float(np.sort(np.abs(np.fft.fft(col)))[-2])
     if N <= 512:
         A = P.toarray() - 1.0 / N
         return float(np.linalg.norm(A, 2))
@@ -486,6 +492,15 @@ def check_mixing(
         check_choice("weights", weights, ("push", "metropolis"))
         S = mixing_schedule(source, weights=weights, tau=tau, delay=delay, seed=seed, validate=False)
     n, N, period = S.n, S.N, S.period
+    if period is None:  # aperiodic: build each P^(k) once for this check
+        _mats = {}
+
+        def matrix_of(k, _get=S.matrix):
+            if k not in _mats:
+                _mats[k] = _get(k)
+            return _mats[k]
+    else:
+        matrix_of = S.matrix  # periodic schedules cache a period themselves
 
     # per-step facts (each distinct matrix once)
     distinct = range(min(horizon, period)) if period is not None else range(horizon)
@@ -494,7 +509,7 @@ def check_mixing(
     violations = []
     first = {}
     for k in distinct:
-        P = S.matrix(k)
+        P = matrix_of(k)
         tol = column_sum_tolerance(P) if atol is None else float(atol)
         tol_used = max(tol_used, tol)
         colsum = np.asarray(P.sum(axis=0)).ravel()
@@ -533,18 +548,16 @@ def check_mixing(
     def edges_of(k):
         key = k % period if period is not None else k
         if key not in edge_cache:
-            edge_cache[key] = _pattern_edges(S.matrix(k))
+            edge_cache[key] = _pattern_edges(matrix_of(k))
         return edge_cache[key]
 
+    # circulant schedules (i -> i + offset for every node): every matrix and
+    # product is circulant, so one column and one BFS source tell everything
+    circulant = isinstance(source, PeriodicTopology) and source.offsets is not None and tau == 0
     B, windows = find_B(N, edges_of, horizon, period)
     diam = None
     if B is not None:
-        transitive = (
-            isinstance(source, Topology)
-            and isinstance(source, PeriodicTopology)
-            and source.offsets is not None
-            and tau == 0
-        )
+        transitive = circulant
         seen = {}
         diam = 0
         for a, b in windows:
@@ -562,13 +575,15 @@ def check_mixing(
 
     # contraction of products
     rng = rng_for(seed, "columns")
-    if columns is None:
+    if columns is None and circulant:
+        cols = np.array([0])
+    elif columns is None:
         cols = np.arange(N) if N <= 512 else np.sort(rng.choice(N, 256, replace=False))
     else:
         m = check_int("columns", columns, min_value=1)
         cols = np.arange(N) if m >= N else np.sort(rng.choice(N, m, replace=False))
     start_list = sorted({int(s) for s in np.linspace(0, max(0, (horizon - 1) // 2), starts)})
-    dev = contraction(S.matrix, N, n, horizon, start_list, cols)
+    dev = contraction(matrix_of, N, n, horizon, start_list, cols)
     q, Cm, window = fit_contraction(dev)
     if q >= 1.0:
         violations.append(f"products do not contract over the horizon: measured q = {q:.6g} >= 1")
@@ -578,38 +593,42 @@ def check_mixing(
     w[:n] = 1.0
     wmin = 1.0
     for k in range(horizon):
-        w = S.matrix(k) @ w
+        w = matrix_of(k) @ w
         wmin = min(wmin, float(w[:n].min()))
 
     # period product
     ppe = lam2 = None
     if period is not None and period <= horizon:
-        pcols = np.arange(N) if N <= 4096 else cols
+        pcols = np.array([0]) if circulant else (np.arange(N) if N <= 4096 else cols)
         ppe = 0.0
         blocks = []
         chunk = 512
         mean_col = np.zeros(N)
         u = np.full(N, 1.0 / N)
         for k in range(period):
-            u = S.matrix(k) @ u
+            u = matrix_of(k) @ u
         mean_col = u  # Pi @ (1/N) 1: the mean column of Pi
         for c0 in range(0, len(pcols), chunk):
             c = pcols[c0 : c0 + chunk]
             V = np.zeros((N, len(c)))
             V[c, np.arange(len(c))] = 1.0
             for k in range(period):
-                V = S.matrix(k) @ V
+                V = matrix_of(k) @ V
             ppe = max(ppe, _deviation(V, mean_col))
-            if N <= 1024:
+            if N <= 1024 or circulant:
                 blocks.append(V)
-        if N <= 1024:
+        if circulant:  # eigenvalues of a circulant: the DFT of its first column
+            ev = np.sort(np.abs(np.fft.fft(blocks[0][:, 0])))[::-1]
+            lam2 = float(ev[1]) if N > 1 else 0.0
+        elif N <= 1024:
             Pi = np.concatenate(blocks, axis=1)
             ev = np.sort(np.abs(np.linalg.eigvals(Pi)))[::-1]
             lam2 = float(ev[1]) if N > 1 else 0.0
 
     sig = None
     if doubly and B is not None and N > 1:
-        sig = max(_sigma2(S.matrix(k)) for k in (range(min(horizon, period, 64)) if period else range(min(horizon, 64))))
+        ks = range(min(horizon, period, 64)) if period else range(min(horizon, 64))
+        sig = max(_sigma2(matrix_of(k), circulant) for k in ks)
     q_th, C_th, delta_th, log10_gap = theory_constants(N, B, doubly, sig)
 
     report = MixingReport(

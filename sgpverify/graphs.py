@@ -169,7 +169,8 @@ class PeriodicTopology(Topology):
     name : str
         Description for reports.
     offsets : tuple of tuple of int, optional
-        For circulant schedules, the peer offsets of each step.
+        Only for circulant schedules (every node i sends to ``i + o mod n``):
+        the offsets of each step. Checks use it to exploit the symmetry.
     """
 
     def __init__(self, n, steps, name="periodic", offsets=None):
@@ -295,8 +296,8 @@ def bipartite_exponential(n):
 
     Examples
     --------
-    >>> bipartite_exponential(8).offsets
-    ((1,), (7,), (3,), (5,))
+    >>> bipartite_exponential(8).partner_offsets
+    (1, 7, 3, 5)
     """
     n = check_int("nodes", n, min_value=2)
     if n % 2:
@@ -317,9 +318,9 @@ def bipartite_exponential(n):
         steps.append(
             np.stack([np.concatenate([active, partner]), np.concatenate([partner, active])], 1)
         )
-    return PeriodicTopology(
-        n, steps, name=f"bipartite-exponential(n={n})", offsets=tuple((o,) for o in seq)
-    )
+    topo = PeriodicTopology(n, steps, name=f"bipartite-exponential(n={n})")
+    topo.partner_offsets = tuple(seq)  # not circulant: only odd nodes use +o
+    return topo
 
 
 def ring(n, bidirectional=False):
