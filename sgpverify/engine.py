@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.linalg.blas import daxpy
 
 from . import metrics
 from ._validate import check_choice, check_float, check_int, check_seed
@@ -28,10 +29,11 @@ from .graphs import Topology
 from .mixing import MixingSchedule, delay_model, metropolis_matrix, mixing_schedule
 from .problems import check_problem
 
-try:  # in-place Y += A @ X for CSR A (no temporary): scipy's own kernel
+try:  # in-place Y += A @ X for CSR / CSC A (no temporary): scipy's own kernels
+    from scipy.sparse._sparsetools import csc_matvecs as _csc_matvecs
     from scipy.sparse._sparsetools import csr_matvecs as _csr_matvecs
 except ImportError:  # pragma: no cover - very old or future scipy
-    _csr_matvecs = None
+    _csr_matvecs = _csc_matvecs = None
 
 __all__ = ["simulate", "Trace", "ALGORITHMS"]
 
@@ -105,13 +107,15 @@ class Trace:
 
 
 class _CSR:
-    """Bare CSR arrays for the in-place kernel (no scipy object overhead per step)."""
+    """Bare compressed sparse arrays (CSR, or CSC with ``by_column``) for the
+    in-place kernels, without scipy object overhead per step."""
 
-    __slots__ = ("indptr", "indices", "data", "shape", "nnz")
+    __slots__ = ("indptr", "indices", "data", "shape", "nnz", "by_column")
 
-    def __init__(self, indptr, indices, data, shape):
+    def __init__(self, indptr, indices, data, shape, by_column=False):
         self.indptr, self.indices, self.data, self.shape = indptr, indices, data, shape
         self.nnz = int(data.size)
+        self.by_column = by_column
 
     @classmethod
     def from_rows(cls, n, rows, cols, vals):
@@ -120,8 +124,16 @@ class _CSR:
         np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
         return cls(indptr, cols[order].astype(np.int32), np.ascontiguousarray(vals[order], dtype=float), (n, n))
 
+    @classmethod
+    def from_sorted_cols(cls, n, rows, cols, vals):
+        """CSC from entries already sorted by column (edges sorted by sender): no sort."""
+        indptr = np.zeros(n + 1, dtype=np.int32)
+        np.cumsum(np.bincount(cols, minlength=n), out=indptr[1:])
+        return cls(indptr, rows.astype(np.int32), np.ascontiguousarray(vals, dtype=float), (n, n), True)
+
     def to_scipy(self):
-        return sp.csr_array((self.data, self.indices, self.indptr), shape=self.shape)
+        fmt = sp.csc_array if self.by_column else sp.csr_array
+        return fmt((self.data, self.indices, self.indptr), shape=self.shape)
 
 
 class _Mixer:
@@ -150,12 +162,14 @@ class _Mixer:
         key = k % self.S.period if self.cacheable else None
         if key is not None and key in self._cache:
             return self._cache[key]
+        build = _CSR.from_rows
         if self.topo is not None:
             n = self.topo.n
             e = self.topo._edges(k)
             src, dst = e[:, 0], e[:, 1]
             diag = 1.0 / (np.bincount(src, minlength=n) + 1.0)
             vals = diag[src]
+            build = _CSR.from_sorted_cols  # edges come sorted by sender
         else:
             P = self.S.base_matrix(k)
             n = P.shape[0]
@@ -164,18 +178,19 @@ class _Mixer:
             src, dst, vals = C.col[off].astype(np.int64), C.row[off].astype(np.int64), C.data[off]
             diag = np.ascontiguousarray(P.diagonal(), dtype=float)
         if self.tau == 0:
-            out = (None, (diag, _CSR.from_rows(n, dst, src, vals)))
+            out = (None, (diag, build(n, dst, src, vals)))
         else:
             d = self.model.edge_delays(k, src, dst)
             idx = np.arange(n)
-            parts = []
+            # the self share (never delayed) arrives with the delay-0 messages
+            parts = [[_CSR.from_sorted_cols(n, idx, idx, diag)]]
             for r in range(self.tau + 1):
                 m = d == r
+                A = build(n, dst[m], src[m], vals[m])
                 if r == 0:
-                    rows, cols = np.concatenate([idx, dst[m]]), np.concatenate([idx, src[m]])
-                    parts.append(_CSR.from_rows(n, rows, cols, np.concatenate([diag, vals[m]])))
+                    parts[0].append(A)
                 else:
-                    parts.append(_CSR.from_rows(n, dst[m], src[m], vals[m]))
+                    parts.append([A])
             out = (parts, None)
         if key is not None:
             self._cache[key] = out
@@ -188,7 +203,8 @@ def _spmm_add(A, X2, Y2):
         return
     if _csr_matvecs is not None and X2.flags.c_contiguous and Y2.flags.c_contiguous:
         n_row, n_col = A.shape
-        _csr_matvecs(n_row, n_col, X2.shape[1], A.indptr, A.indices, A.data, X2.ravel(), Y2.ravel())
+        kernel = _csc_matvecs if A.by_column else _csr_matvecs
+        kernel(n_row, n_col, X2.shape[1], A.indptr, A.indices, A.data, X2.ravel(), Y2.ravel())
     else:  # pragma: no cover - scipy without the kernel
         Y2 += A.to_scipy() @ X2
 
@@ -355,6 +371,7 @@ def simulate(
     rec = {k: [] for k in ("iterations",) + Trace.SERIES}
     # weights that stay exactly 1 (doubly stochastic, no delay): z = x, no division
     w_may_be_one = tau == 0
+    ones = np.ones(n)
 
     def record(k):
         X, w = st.X, st.w
@@ -384,7 +401,9 @@ def simulate(
             if k % record_every == 0:
                 record(k)
             # 1. stochastic gradients at the de-biased points z = x / w
-            if push and not (w_may_be_one and np.all(st.w == 1.0)):
+            if w_may_be_one:  # stays True while every weight is exactly 1
+                w_may_be_one = bool(np.all(st.w == 1.0))
+            if push and not w_may_be_one:
                 np.divide(st.X, st.w[:, :, None], out=Z)
                 G = _gradients(problem, Z, rngs, R)
             else:
@@ -395,7 +414,7 @@ def simulate(
                 U += G
                 G = G + beta * U if nesterov else U
             if track_mass:
-                applied += G.sum(axis=0)
+                applied += _node_sum(G, ones)
             # 3. the step and the gossip
             if push:
                 parts, split = mixer.step(k)
@@ -477,11 +496,12 @@ def _gossip(k, st, parts, mix_weights=True, split=None):
             _spmm_add(off, st.w, out_w)
             st.w, st.inbox_w[0] = out_w, st.w
         return
-    for r, A in enumerate(parts):
+    for r, mats in enumerate(parts):
         s = (k + 1 + r) % slots
-        _spmm_add(A, X2, st.inbox[s].reshape(n, R * d))
-        if mix_weights:
-            _spmm_add(A, st.w, st.inbox_w[s])
+        for A in mats:
+            _spmm_add(A, X2, st.inbox[s].reshape(n, R * d))
+            if mix_weights:
+                _spmm_add(A, st.w, st.inbox_w[s])
     s = (k + 1) % slots
     old = st.X
     st.X, st.inbox[s] = st.inbox[s], old
@@ -515,27 +535,30 @@ def _gradients(problem, Z, rngs, R):
     return G
 
 
-_AXPY_CHUNK = 1 << 15  # 256 KB temporaries: stay in cache
+#: Arrays from this size on are memory-bound: BLAS level-1/2 kernels (which may
+#: use both cores) beat numpy ufuncs there; below it, BLAS thread start-up and
+#: spinning on a loaded machine cost more than they save.
+_BLAS_MIN = 1 << 18
 
 
 def _axpy(a, G, X):
-    """X += a * G in place, by cache-sized chunks: no full-size temporary.
+    """X += a * G in place (BLAS daxpy for large contiguous arrays)."""
+    if G.shape != X.shape:
+        G = np.broadcast_to(G, X.shape)
+    if X.size >= _BLAS_MIN and X.flags.c_contiguous and G.flags.c_contiguous and G.dtype == np.float64:
+        daxpy(G.reshape(-1), X.reshape(-1), a=a)  # in place: X.reshape(-1) is a view
+    else:
+        X += a * G
 
-    Plain numpy (no BLAS call): BLAS level-1 threads spin and slow down badly
-    on a loaded 2-core machine.
-    """
-    Xf = X.reshape(-1)
-    Gf = np.broadcast_to(G, X.shape).reshape(-1) if G.shape != X.shape else G.reshape(-1)
-    size = Xf.size
-    if size <= _AXPY_CHUNK:
-        Xf += a * Gf
-        return
-    tmp = np.empty(_AXPY_CHUNK)
-    for s in range(0, size, _AXPY_CHUNK):
-        e = min(s + _AXPY_CHUNK, size)
-        t = tmp[: e - s]
-        np.multiply(Gf[s:e], a, out=t)
-        Xf[s:e] += t
+
+def _node_sum(G, ones):
+    """Sum over the node axis of G (n, R, d) -> (R, d), as ``ones @ G`` (BLAS
+    dgemv: one streaming read; numpy's axis-0 reduction of (n, R, d) is slow
+    for small d)."""
+    n = G.shape[0]
+    if G.flags.c_contiguous:
+        return (ones @ G.reshape(n, -1)).reshape(G.shape[1:])
+    return G.sum(axis=0)
 
 
 def _check_finite(X, w, k, gamma, problem):

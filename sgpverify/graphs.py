@@ -450,6 +450,7 @@ class _RandomTopology(Topology):
 
 class _ErdosRenyi(_RandomTopology):
     domain = "erdos-renyi"
+
     def __init__(self, n, p, seed):
         super().__init__(n, seed)
         self.p = p
@@ -483,18 +484,26 @@ def erdos_renyi(n, p, seed=None):
 
 class _RandomPeer(_RandomTopology):
     domain = "random-peer"
+    #: steps drawn together from one stream (random access by block, cached)
+    BLOCK = 64
+
     def __init__(self, n, seed):
         super().__init__(n, seed)
         self.name = f"random-peer(n={n})"
+        self._block = (None, None)
 
-    def _draw(self, rng):
+    def _edges(self, k):
         n = self.n
         if n == 1:
             return _EMPTY
+        b, r = divmod(k, self.BLOCK)
+        if self._block[0] != b:
+            offs = rng_for(self.seed, self.domain, b).integers(1, n, size=(self.BLOCK, n))
+            self._block = (b, offs)
         # src = 0..n-1, one distinct non-self peer each: already sorted and unique
         out = np.empty((n, 2), dtype=np.int64)
         out[:, 0] = np.arange(n)
-        out[:, 1] = (out[:, 0] + rng.integers(1, n, size=n)) % n
+        out[:, 1] = (out[:, 0] + self._block[1][r]) % n
         out.setflags(write=False)
         return out
 

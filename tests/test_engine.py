@@ -124,8 +124,10 @@ def test_mass_and_weight_conserved(topo, tau, delay, seed, before):
     K = 15
     tr = sv.simulate(prob, topo, step_size=0.2, n_iter=K, x0=np.ones(3), tau=tau, delay=delay, seed=seed,
                      send_before_step=before)
-    # |numerators| stay O(1 + K * gamma * noise); error is round-off in that scale
-    scale = 1 + K * 0.2 * 5
+    # round-off in the scale of the applied steps gamma * (noise + c |z|): on
+    # schedules that are not strongly connected a node that never receives has
+    # w -> 0 and z = x / w grows geometrically, and so does the scale
+    scale = 1 + K * 0.2 * (5 + prob.c * np.abs(tr.z).max())
     assert tr.mass_error.max() <= 64 * EPS * K * scale * topo.n
     assert tr.weight_error.max() <= 64 * EPS * K * topo.n
     assert tr.weight_min.min() > 0
