@@ -191,6 +191,11 @@ def _cmd_simulate(a, out, err=None):
     from . import problems
     from .engine import simulate
 
+    from ._validate import check_int
+
+    check_int("nodes", a.nodes, min_value=1)
+    check_int("dim", a.dim, min_value=1)
+    check_int("iters", a.iters, min_value=0)
     prob = problems.by_name(a.problem, a.nodes, a.dim, seed=a.seed)
     topo = graphs.by_name(a.topology, a.nodes, peers=a.peers, seed=a.seed)
     record_every = a.record_every if a.record_every is not None else max(1, a.iters // 100)

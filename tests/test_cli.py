@@ -97,3 +97,46 @@ def test_console_script_runs_without_traceback():
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.strip() == "sgpverify mixing: error: nodes must be an integer >= 1, got -3"
+
+
+def test_simulate_json_has_final_values_and_series():
+    code, out, err = run(["simulate", "--problem", "quadratic-cosine", "--topology", "random-peer", "--nodes", "8",
+                          "--dim", "3", "--iters", "50", "--step-size", "0.1", "--tau", "1", "--delay", "random",
+                          "--record-every", "10", "--json"])
+    assert code == 0, err
+    d = json.loads(out)
+    for k in ["consensus", "grad_norm_sq", "value", "mass_error", "weight_error"]:
+        assert k in d and k in d["series"] and len(d["series"][k]) == 6
+    assert d["iterations"] == [0, 10, 20, 30, 40, 50]
+    assert d["mass_error"] < 1e-12 and d["tau"] == 1
+
+
+def test_simulate_table_and_baselines():
+    for alg in ["sgp", "dpsgd", "allreduce", "local-sgd"]:
+        code, out, err = run(["simulate", "--problem", "double-well", "--topology", "ring-bidir", "--nodes", "6",
+                              "--dim", "2", "--iters", "20", "--step-size", "0.1", "--algorithm", alg])
+        assert code == 0, err
+        assert "consensus" in out and alg in out
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--step-size", "0"], "step_size must be a number > 0.0, got 0.0"),
+        (["--step-size", "100", "--iters", "400"], "simulation diverged: node"),
+        (["--step-size", "0.1", "--nodes", "0"], "nodes must be an integer >= 1, got 0"),
+        (["--step-size", "0.1", "--dim", "-2"], "dim must be an integer >= 1, got -2"),
+        (["--step-size", "0.1", "--algorithm", "dpsgd", "--tau", "2"], "tau applies to algorithm 'sgp' only"),
+        (["--step-size", "0.1", "--problem", "nope"], "invalid choice: 'nope'"),
+    ],
+)
+def test_simulate_bad_input(extra, message):
+    base = {"--problem": "quadratic-cosine", "--topology": "ring", "--nodes": "4", "--dim": "2", "--iters": "10"}
+    argv = ["simulate"]
+    for k, v in base.items():
+        if k not in extra:
+            argv += [k, v]
+    argv += extra
+    code, out, err = run(argv)
+    assert code == 2 and message in err
+    assert err.count("\n") == 1 and "Traceback" not in err
