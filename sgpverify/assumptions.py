@@ -64,7 +64,10 @@ class MixingReport:
         Smallest window length such that every window ``[lB, (l+1)B)`` inside
         the horizon has a strongly connected union graph; None if none.
     diameter : int or None
-        Largest diameter of those window unions.
+        Largest diameter of those window unions (exact up to 2048 rows or for
+        circulant schedules; above, an upper bound, see ``diameter_exact``).
+    diameter_exact : bool
+        Whether ``diameter`` is exact or an upper bound.
     q, C : float or None
         Measured contraction: ``max_ij |P^(s+t:s) - phi 1^T| <= C q^t`` over the
         measured products (q from a log-linear fit of the tail, C the smallest
@@ -109,6 +112,7 @@ class MixingReport:
     doubly_stochastic: bool
     B: int | None
     diameter: int | None
+    diameter_exact: bool
     q: float | None
     C: float | None
     q_fit_window: list | None
@@ -180,7 +184,7 @@ def format_report(r):
         ("min_positive_entry", r.min_positive_entry),
         ("doubly_stochastic", r.doubly_stochastic),
         ("B", r.B),
-        ("diameter", r.diameter),
+        ("diameter", r.diameter if r.diameter_exact or r.diameter is None else f"<= {r.diameter} (upper bound)"),
         ("q (measured)", r.q),
         ("C (measured)", r.C),
         ("q fit window", r.q_fit_window),
@@ -260,11 +264,40 @@ def find_B(N, edges_of, horizon, period=None):
     return None, []
 
 
+#: Above this many vertices the diameter is bounded, not computed exactly:
+#: exact all-pairs BFS costs O(N E) per window.
+EXACT_DIAMETER_MAX = 2048
+
+
+def diameter_bounds(g, samples=16, seed=0):
+    """Lower and upper bounds on the diameter of a strongly connected digraph, in O(samples * E).
+
+    Lower: the largest out-eccentricity of the sampled vertices. Upper: the
+    smallest ``ecc_out(v) + ecc_in(v)`` over them (any path u -> v -> w).
+    """
+    N = g.shape[0]
+    rng = np.random.default_rng(seed)
+    src = np.unique(np.concatenate([[0], rng.choice(N, min(samples, N), replace=False)]))
+    d_out = shortest_path(g, directed=True, unweighted=True, indices=src)
+    d_in = shortest_path(g.T.tocsr(), directed=True, unweighted=True, indices=src)
+    ecc_out, ecc_in = d_out.max(axis=1), d_in.max(axis=1)
+    if not (np.all(np.isfinite(ecc_out)) and np.all(np.isfinite(ecc_in))):
+        return None, None
+    return int(ecc_out.max()), int((ecc_out + ecc_in).min())
+
+
 def diameter(g, chunk=256, vertex_transitive=False):
-    """Diameter of a strongly connected digraph given as a sparse adjacency matrix."""
+    """Diameter of a strongly connected digraph given as a sparse adjacency matrix.
+
+    Exact (BFS from every vertex, or from vertex 0 for vertex-transitive
+    graphs) up to :data:`EXACT_DIAMETER_MAX` vertices; above, the upper bound
+    of :func:`diameter_bounds` (the analysis needs an upper bound on Delta).
+    """
     N = g.shape[0]
     if N == 1:
         return 0
+    if N > EXACT_DIAMETER_MAX and not vertex_transitive:
+        return diameter_bounds(g)[1]
     sources = [0] if vertex_transitive else range(N)
     best = 0
     src = np.asarray(list(sources))
@@ -648,6 +681,7 @@ def check_mixing(
         doubly_stochastic=doubly,
         B=B,
         diameter=diam,
+        diameter_exact=bool(circulant or N <= EXACT_DIAMETER_MAX),
         q=q,
         C=Cm,
         q_fit_window=list(window) if window else None,

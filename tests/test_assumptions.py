@@ -285,3 +285,25 @@ def test_report_to_dict_is_json_ready():
                 "q_theory", "C_theory", "weight_min", "period", "period_product_error"]:
         assert key in d
     assert d["B"] == 3 and d["passed"] is True
+
+
+@settings(max_examples=20)
+@given(sgst.topologies(min_n=2, max_n=40, faults=False), st.integers(0, 100))
+def test_diameter_bounds_bracket_exact(topo, seed):
+    g = assumptions._union_graph(topo.n, [topo.edges(k) for k in range(6)])
+    if not assumptions._is_sc(g):
+        return
+    exact = assumptions.diameter(g)
+    lo, hi = assumptions.diameter_bounds(g, samples=4, seed=seed)
+    assert lo <= exact <= hi <= 2 * exact
+
+
+def test_large_random_schedule_reports_diameter_upper_bound():
+    topo = graphs.random_peer(4096, seed=0)
+    r = sv.check_mixing(topo, horizon=30, columns=8, starts=1)
+    assert r.B is not None and not r.diameter_exact
+    # the bound is never below the eccentricity of node 0 in the first window
+    g = assumptions._union_graph(4096, [topo.edges(k) for k in range(r.B)])
+    from scipy.sparse.csgraph import shortest_path
+
+    assert r.diameter >= shortest_path(g, unweighted=True, indices=[0]).max()
