@@ -22,21 +22,7 @@ from sgpverify.testing import strategies as sgst
 
 EPS = np.finfo(float).eps
 
-STRATEGY_KINDS = [
-    "exponential",
-    "exponential-bidir",
-    "bipartite-exponential",
-    "ring",
-    "ring-bidir",
-    "complete",
-    "hypercube",
-    "torus",
-    "star",
-    "erdos-renyi",
-    "random-peer",
-    "networkx",
-    "schedule",
-]
+STRATEGY_KINDS = list(sgst.TOPOLOGY_KINDS)
 DOUBLY_STOCHASTIC_KINDS = [
     "exponential",
     "exponential-bidir",

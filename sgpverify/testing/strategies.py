@@ -23,7 +23,11 @@ from hypothesis import strategies as st
 from .. import graphs
 from ..mixing import LinkDelay
 
+#: Kinds drawn by :func:`topologies`: every generator, a networkx graph, a schedule.
+TOPOLOGY_KINDS = graphs.TOPOLOGY_NAMES + ("networkx", "schedule")
+
 __all__ = [
+    "TOPOLOGY_KINDS",
     "node_counts",
     "topologies",
     "column_stochastic_matrices",
@@ -53,22 +57,7 @@ def topologies(draw, min_n=1, max_n=64, kinds=None, faults=True):
     faults : bool
         Sometimes wrap the topology with link failures or stragglers.
     """
-    all_kinds = [
-        "exponential",
-        "exponential-bidir",
-        "bipartite-exponential",
-        "ring",
-        "ring-bidir",
-        "complete",
-        "hypercube",
-        "torus",
-        "star",
-        "erdos-renyi",
-        "random-peer",
-        "networkx",
-        "schedule",
-    ]
-    kinds = list(kinds) if kinds is not None else all_kinds
+    kinds = list(kinds) if kinds is not None else list(TOPOLOGY_KINDS)
     n = draw(st.integers(min_n, max_n))
     kind = draw(st.sampled_from(kinds))
     seed = draw(st.integers(0, 2**32 - 1))
