@@ -5,7 +5,7 @@ delay-augmented mixing matrices, numerical checks of the mixing assumptions of
 Assran, Loizou, Ballas and Rabbat (ICML 2019).
 """
 
-from . import assumptions, engine, graphs, metrics, mixing, problems
+from . import assumptions, engine, graphs, metrics, mixing, problems, rates
 from .assumptions import MixingReport, check_mixing
 from .engine import Trace, simulate
 from .errors import MixingAssumptionError, SGPVerifyError, SimulationDivergedError
@@ -17,6 +17,7 @@ __all__ = [
     "mixing",
     "assumptions",
     "problems",
+    "rates",
     "engine",
     "metrics",
     "simulate",

@@ -3,8 +3,8 @@
 User mistakes (bad arguments, invalid matrices) print one line naming the
 parameter and the value and exit with status 2, without a traceback.
 
-Exit status: 0 success; 1 a check failed (a mixing assumption is violated);
-2 bad input.
+Exit status: 0 success; 1 a check failed (a mixing assumption is violated, or
+a verification check); 2 bad input; 3 internal error (a bug: traceback shown).
 """
 
 from __future__ import annotations
@@ -114,6 +114,32 @@ def build_parser():
     s.add_argument("--json", action="store_true", help="print one JSON object with final values and series")
     s.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     s.set_defaults(func=_cmd_simulate)
+
+    v = sub.add_parser(
+        "verify",
+        help="run the verification suite: does SGP behave as its theory says? (the main job)",
+        description=(
+            "Run the verification experiments on built-in defaults, print a table (check, measured, "
+            "predicted, verdict), write DIR/report.md with figures, raw data and a manifest. "
+            "Exit 1 if a check fails."
+        ),
+    )
+    v.add_argument("--quick", action="store_true", help="the quick preset (about a minute or two on 2 cores)")
+    v.add_argument("--out", default="sgpverify-out", metavar="DIR", help="report directory (default sgpverify-out)")
+    v.add_argument("--json", action="store_true", help="print {\"checks\": [...], ...} instead of the table")
+    v.add_argument("--seed", type=int, default=0, metavar="S")
+    v.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    v.set_defaults(func=_cmd_verify)
+
+    r = sub.add_parser(
+        "run",
+        help="run experiment configs (TOML, see experiments/) with caching, and write their figures",
+        description="Run each experiment config (results cached by a hash of config and version; a rerun only replots).",
+    )
+    r.add_argument("configs", nargs="+", metavar="CONFIG", help="experiment TOML files")
+    r.add_argument("--out", default="docs/figures", metavar="DIR", help="figure directory (default docs/figures)")
+    r.add_argument("--cache", default=".sgpverify-cache", metavar="DIR", help="cache directory")
+    r.set_defaults(func=_cmd_run)
     return parser
 
 
@@ -238,6 +264,57 @@ def _cmd_simulate(a, out, err=None):
     return 0
 
 
+def _cmd_verify(a, out, err=None):
+    from ._validate import check_int
+    from .report import format_table, write_report
+    from .suite import FULL, QUICK, run_suite
+
+    check_int("seed", a.seed, min_value=0)
+    out_dir = Path(a.out)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UsageError(f"sgpverify verify: error: --out must be a directory, got existing file {a.out!r}")
+    cfg = QUICK if a.quick else FULL
+    err = err or sys.stderr
+    bar = None
+    if not a.no_progress:
+        from tqdm import tqdm
+
+        bar = tqdm(desc=f"verify ({cfg.name})", unit="step", file=err, mininterval=0.5,
+                   bar_format="{desc}: {n_fmt} steps, {elapsed} {postfix}")
+    try:
+        def progress(msg):
+            if bar is not None:
+                bar.set_postfix_str(msg, refresh=False)
+                bar.update(1)
+
+        result = run_suite(cfg, seed=a.seed, progress=progress)
+    finally:
+        if bar is not None:
+            bar.close()
+    report = write_report(result, out_dir)
+    if a.json:
+        d = result.to_dict()
+        d["report"] = str(report)
+        out.write(json.dumps(_finite(d)) + "\n")
+    else:
+        out.write(format_table(result.checks) + "\n")
+        n_fail = sum(not c.passed for c in result.checks)
+        verdict = "all checks pass" if not n_fail else f"{n_fail} check(s) FAIL"
+        out.write(f"\n{verdict}; report: {report} ({result.seconds:.0f} s, preset {cfg.name}, seed {a.seed})\n")
+    return 0 if result.passed else 1
+
+
+def _cmd_run(a, out, err=None):
+    from .report import run_config
+
+    for path in a.configs:
+        result, paths, hit = run_config(path, out=a.out, cache_dir=a.cache)
+        state = "cached" if hit else "ran"
+        figs = ", ".join(str(p) for p in paths.values()) or "no figures"
+        out.write(f"{path}: {state}; {figs}\n")
+    return 0
+
+
 def _finite(v):
     """Replace NaN/inf by None so that the output is strict JSON."""
     if isinstance(v, dict):
@@ -256,7 +333,7 @@ def main(argv=None, out=None, err=None):
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-        if args.func is _cmd_simulate:
+        if args.func in (_cmd_simulate, _cmd_verify, _cmd_run):
             return args.func(args, out, err)
         return args.func(args, out)
     except UsageError as exc:
@@ -267,6 +344,15 @@ def main(argv=None, out=None, err=None):
         prefix = f"sgpverify {cmd}" if cmd else "sgpverify"
         err.write(f"{prefix}: error: {exc}\n")
         return 2
+    except KeyboardInterrupt:
+        err.write("sgpverify: interrupted\n")
+        return 130
+    except Exception:  # a bug, not a user mistake: show it, with a distinct status
+        import traceback
+
+        traceback.print_exc(file=err)
+        err.write("sgpverify: internal error (please report it with the command above)\n")
+        return 3
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,239 @@
+"""Figures of the verification suite, in one style (matplotlib, Agg backend).
+
+Every function takes the raw results of :mod:`sgpverify.suite` experiments and
+writes one PNG: measured curves with their Monte-Carlo spread and the
+predicted bound or rate drawn over them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["render_all", "FIGURES"]
+
+FIGURES = (
+    "stationarity_vs_K",
+    "speedup_vs_n",
+    "consensus_vs_K",
+    "delays",
+    "graph_families",
+    "pushsum_weights",
+    "mixing_heatmaps",
+)
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({
+        "figure.figsize": (6.4, 4.2),
+        "figure.dpi": 110,
+        "axes.grid": True,
+        "grid.alpha": 0.3,
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+        "font.size": 10,
+        "legend.frameon": False,
+    })
+    return plt
+
+
+def _mean_band(values):
+    v = np.asarray(values, dtype=float)
+    m = v.mean(axis=-1)
+    se = v.std(axis=-1, ddof=1) / math.sqrt(v.shape[-1]) if v.shape[-1] > 1 else np.zeros_like(m)
+    return m, 1.96 * se
+
+
+def _save(fig, path):
+    fig.tight_layout()
+    fig.savefig(path)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return str(path)
+
+
+def stationarity_vs_K(data, path, fit=None, published=None, own=None):
+    plt = _plt()
+    runs = data["rates"]["runs"]
+    K = np.array([r["K"] for r in runs], float)
+    m, ci = _mean_band([r["stationarity"] for r in runs])
+    fig, ax = plt.subplots()
+    ax.errorbar(K, m, yerr=ci, fmt="o-", capsize=3, label="measured $(1/K)\\sum_k \\|\\nabla f(\\bar x^k)\\|^2$ (95% CI)")
+    if published is not None:
+        ax.plot(K, published, "k--", label="published Theorem 1 bound")
+    if own is not None:
+        ax.plot(K, own, "C2:", label="sgpverify descent bound (measured terms)")
+    if fit is not None:
+        ax.plot(K, np.exp(fit.intercept) * K ** fit.slope, "C1-", alpha=0.6, label=f"fit: slope {fit.slope:.3f}")
+        ax.plot(K, m[0] * (K / K[0]) ** -0.5, color="gray", lw=0.8, label="slope -1/2 (predicted)")
+    ax.set(xscale="log", yscale="log", xlabel="iterations K  ($\\gamma = \\sqrt{n/K}$)", ylabel="stationarity average",
+           title=f"Stationarity vs K ({data['rates']['topology']})")
+    ax.legend(fontsize=8)
+    return _save(fig, path)
+
+
+def speedup_vs_n(data, path):
+    plt = _plt()
+    runs = data["speedup"]["runs"]
+    n = np.array([r["n"] for r in runs], float)
+    m, ci = _mean_band([r["stationarity"] for r in runs])
+    fig, ax = plt.subplots()
+    ax.errorbar(n, m, yerr=ci, fmt="o-", capsize=3, label="measured (95% CI)")
+    ax.plot(n, m[0] * (n / n[0]) ** -0.5, color="gray", lw=0.8, label="slope -1/2 (linear speedup)")
+    ax.set(xscale="log", yscale="log", xlabel="nodes n", ylabel="stationarity average",
+           title=f"Linear speedup at K = {data['speedup']['K']}")
+    ax.legend(fontsize=8)
+    return _save(fig, path)
+
+
+def consensus_vs_K(data, path):
+    plt = _plt()
+    runs = data["rates"]["runs"]
+    K = np.array([r["K"] for r in runs], float)
+    m, ci = _mean_band([r["consensus"] for r in runs])
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    ax.errorbar(K, m, yerr=ci, fmt="o-", capsize=3, label="measured $(1/K)\\sum_k \\Xi^k$ (95% CI)")
+    ax.plot(K, m[0] * (K / K[0]) ** -1.0, color="gray", lw=0.8, label="slope -1 (predicted)")
+    ax.set(xscale="log", yscale="log", xlabel="iterations K", ylabel="consensus average", title="Consensus vs K")
+    ax.legend(fontsize=8)
+    for r in runs:
+        every = r["curve_every"]
+        y = np.asarray(r["consensus_curve"])
+        ax2.plot(np.arange(len(y)) * every, y, lw=1, label=f"K={r['K']}")
+    ax2.set(yscale="log", xlabel="iteration k", ylabel="$\\Xi^k$ (mean over replicas)", title="Consensus error over time")
+    ax2.legend(fontsize=7)
+    return _save(fig, path)
+
+
+def delays(data, path):
+    plt = _plt()
+    runs = data["delays"]["runs"]
+    Ks = sorted({r["K"] for r in runs})
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    for K in Ks:
+        rs = sorted((r for r in runs if r["K"] == K), key=lambda r: r["tau"])
+        tau = [r["tau"] for r in rs]
+        base = np.mean(rs[0]["stationarity"])
+        ax.plot(tau, [np.mean(r["stationarity"]) / base for r in rs], "o-", label=f"K={K}")
+        ax2.plot(tau, [np.mean(r["consensus"]) for r in rs], "o-", label=f"K={K}")
+    ax.axhline(1.0, color="gray", lw=0.8)
+    ax.set(xlabel="maximum delay tau (random delays)", ylabel="stationarity / (tau = 0)",
+           title="Delays: leading term ratio")
+    ax2.set(yscale="log", xlabel="maximum delay tau", ylabel="consensus average", title="Delays: consensus")
+    ax.legend(fontsize=8)
+    ax2.legend(fontsize=8)
+    return _save(fig, path)
+
+
+def graph_families(data, path):
+    plt = _plt()
+    fam = data["mixing"]["families"]
+    names = [r["topology"].split("(")[0] for r in fam]
+    q = np.array([r["q"] for r in fam])
+    gap_meas = np.log10(np.maximum(1 - q, 1e-300))
+    gap_th = np.array([r["q_theory_log10_gap"] if r["q_theory_log10_gap"] is not None else np.nan for r in fam])
+    fig, ax = plt.subplots(figsize=(8, 4.2))
+    x = np.arange(len(fam))
+    ax.bar(x - 0.2, gap_meas, 0.4, label="measured: $\\log_{10}(1 - q)$")
+    ax.bar(x + 0.2, np.maximum(gap_th, -40), 0.4, label="theory: $\\log_{10}(1 - q_{theory})$ (clipped at -40)")
+    for i, g in enumerate(gap_th):
+        if np.isfinite(g) and g < -40:
+            ax.text(x[i] + 0.2, -40, f"{g:.0f}", ha="center", va="bottom", fontsize=7, rotation=90)
+    ax.set_xticks(x, names, rotation=30, ha="right", fontsize=8)
+    ax.set(ylabel="log10 of the spectral-type gap", title=f"Contraction per step, n = {fam[0]['n']}")
+    ax.legend(fontsize=8)
+    return _save(fig, path)
+
+
+def pushsum_weights(data, path):
+    plt = _plt()
+    w = data["weights"]
+    fig, ax = plt.subplots()
+    ax.plot(w["iterations"], w["weight_min"], label="min_i w_i")
+    ax.plot(w["iterations"], w["weight_max"], label="max_i w_i")
+    ax.axhline(1.0, color="gray", lw=0.8)
+    ax.set(yscale="log", xlabel="iteration k", ylabel="push-sum weight",
+           title="Push-sum weights, random-peer (column-stochastic)")
+    ax.legend(fontsize=8)
+    return _save(fig, path)
+
+
+def mixing_heatmaps(path, n=12):
+    """P^(k) of the exponential graph and products over one period (exact iff n is a power of 2)."""
+    from . import graphs, mixing
+
+    plt = _plt()
+    fig, axes = plt.subplots(1, 4, figsize=(13, 3.4))
+    t12 = graphs.exponential(n)
+    P0 = mixing.push_matrix(t12, 0).toarray()
+    Pi = np.eye(n)
+    for k in range(t12.period):
+        Pi = mixing.push_matrix(t12, k).toarray() @ Pi
+    t16 = graphs.exponential(16)
+    Pi16 = np.eye(16)
+    for k in range(t16.period):
+        Pi16 = mixing.push_matrix(t16, k).toarray() @ Pi16
+    rp = graphs.random_peer(n, seed=0)
+    R = mixing.push_matrix(rp, 0).toarray()
+    for ax, M, title in ((axes[0], P0, f"$P^{{(0)}}$ exponential n={n}"), (axes[1], Pi, f"period product n={n}"),
+                         (axes[2], Pi16, "period product n=16 (= J/n)"), (axes[3], R, f"$P^{{(0)}}$ random-peer n={n}")):
+        im = ax.imshow(M, cmap="viridis", vmin=0, vmax=max(0.5, M.max()))
+        ax.set_title(title, fontsize=9)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.colorbar(im, ax=axes, shrink=0.8)
+    fig.savefig(path)
+    plt.close(fig)
+    return str(path)
+
+
+#: Which experiments each figure needs.
+NEEDS = {
+    "stationarity_vs_K": ("rates",),
+    "speedup_vs_n": ("speedup",),
+    "consensus_vs_K": ("rates",),
+    "delays": ("delays",),
+    "graph_families": ("mixing",),
+    "pushsum_weights": ("weights",),
+    "mixing_heatmaps": (),
+}
+
+
+def render(name, data, path):
+    """Write figure ``name`` (one of :data:`FIGURES`) from experiment ``data`` to ``path``."""
+    from . import rates, theory
+
+    if name == "stationarity_vs_K":
+        runs = data["rates"]["runs"]
+        const = data["rates"]["constants"]
+        n = data["rates"]["n"]
+        fit = rates.fit_loglog(np.array([r["K"] for r in runs], float), np.array([r["stationarity"] for r in runs]).T)
+        published = [theory.evaluate(theory.PUBLISHED_BOUND, Delta=float(np.mean(r["f0"])) - const["f_lower"],
+                                     L=const["L"], sigma2=const["sigma2"], n=n, K=r["K"]) for r in runs]
+        own = [theory.evaluate(theory.DESCENT_RHS_MEASURABLE, f0=float(np.mean(r["f0"])), fK=float(np.mean(r["fK"])),
+                               gamma=r["gamma"], K=r["K"], L=const["L"], sigma2=const["sigma2"], n=n,
+                               Xi=float(np.mean(r["consensus"]))) for r in runs]
+        return stationarity_vs_K(data, path, fit, published, own)
+    if name == "mixing_heatmaps":
+        return mixing_heatmaps(path)
+    funcs = {"speedup_vs_n": speedup_vs_n, "consensus_vs_K": consensus_vs_K, "delays": delays,
+             "graph_families": graph_families, "pushsum_weights": pushsum_weights}
+    if name not in funcs:
+        raise ValueError(f"figure must be one of {', '.join(FIGURES)}, got {name!r}")
+    return funcs[name](data, path)
+
+
+def render_all(data, outdir):
+    """Write every figure whose experiments are in ``data`` into ``outdir``; return {name: path}."""
+    from pathlib import Path
+
+    out = Path(outdir)
+    out.mkdir(parents=True, exist_ok=True)
+    return {name: render(name, data, out / f"{name}.png") for name in FIGURES if all(k in data for k in NEEDS[name])}

@@ -1,0 +1,199 @@
+"""Reports of the verification suite and cached experiment runs.
+
+:func:`write_report` writes ``DIR/report.md``, the figures (PNG), the raw data
+(``data.json``), the checks (``checks.json``) and a manifest (configuration,
+seed, versions). Everything is written into a temporary sibling directory and
+moved into place at the end, so a failure never leaves a half-written report.
+
+:func:`run_config` runs one experiment described by a TOML file (see
+``experiments/``), caching its raw results by a hash of the configuration and
+the sgpverify version, so that a rerun only replots.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import platform
+import shutil
+import tempfile
+import tomllib
+from pathlib import Path
+
+import numpy as np
+
+from . import __version__
+
+__all__ = ["write_report", "format_table", "manifest", "run_config", "load_config", "EXPERIMENTS"]
+
+
+def _versions():
+    import importlib.metadata as md
+
+    out = {"python": platform.python_version(), "sgpverify": __version__}
+    for pkg in ("numpy", "scipy", "networkx", "sympy", "matplotlib"):
+        try:
+            out[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            out[pkg] = None
+    return out
+
+
+def manifest(config, seed, extra=None):
+    m = {"config": config.to_dict() if hasattr(config, "to_dict") else config, "seed": seed,
+         "versions": _versions(), "platform": platform.platform(), "cpus": os.cpu_count()}
+    if extra:
+        m.update(extra)
+    return m
+
+
+def format_table(checks):
+    """Plain-text table: check, measured, predicted, verdict."""
+    rows = [("check", "measured", "predicted", "verdict")]
+    for c in checks:
+        rows.append((c.name, c.measured, c.predicted, "PASS" if c.passed else "FAIL"))
+    w = [min(60, max(len(r[i]) for r in rows)) for i in range(4)]
+    lines = []
+    for j, r in enumerate(rows):
+        lines.append("  ".join(str(v)[: w[i]].ljust(w[i]) for i, v in enumerate(r)).rstrip())
+        if j == 0:
+            lines.append("  ".join("-" * x for x in w))
+    return "\n".join(lines)
+
+
+def _jsonable(o):
+    if isinstance(o, dict):
+        return {str(k): _jsonable(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_jsonable(v) for v in o]
+    if isinstance(o, (np.floating, float)):
+        o = float(o)
+        return o if np.isfinite(o) else None
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, np.ndarray):
+        return _jsonable(o.tolist())
+    if isinstance(o, np.bool_):
+        return bool(o)
+    return o
+
+
+def _replace_dir(tmp, final):
+    final = Path(final)
+    if final.exists():
+        old = final.with_name(final.name + ".old-" + next(tempfile._get_candidate_names()))
+        final.rename(old)
+        Path(tmp).rename(final)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        Path(tmp).rename(final)
+
+
+def write_report(result, outdir):
+    """Write the full report of a :class:`sgpverify.suite.SuiteResult` into ``outdir``."""
+    from . import plots
+    from .suite import CRITERIA
+
+    outdir = Path(outdir)
+    outdir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{outdir.name}-", dir=outdir.parent))
+    try:
+        figs = plots.render_all(result.data, tmp)
+        (tmp / "data.json").write_text(json.dumps(_jsonable(result.data)))
+        (tmp / "checks.json").write_text(json.dumps(_jsonable(result.to_dict()), indent=1))
+        (tmp / "manifest.json").write_text(json.dumps(_jsonable(
+            manifest(result.config, result.seed, {"seconds": result.seconds})), indent=1))
+        lines = [
+            "# sgpverify verification report",
+            "",
+            f"Configuration `{result.config.name}`, seed {result.seed}, sgpverify {__version__}, "
+            f"{result.seconds:.0f} s. Overall: **{'all checks pass' if result.passed else 'SOME CHECKS FAIL'}**.",
+            "",
+            "| check | measured | predicted | verdict |",
+            "|---|---|---|---|",
+        ]
+        for c in result.checks:
+            lines.append(f"| {c.name} | {c.measured} | {c.predicted} | {'PASS' if c.passed else '**FAIL**'} |")
+        lines += ["", "## Details", ""]
+        for c in result.checks:
+            lines += [f"### {c.name}: {'PASS' if c.passed else 'FAIL'}", "", f"- measured: {c.measured}",
+                      f"- predicted: {c.predicted}", f"- criterion: {CRITERIA[c.name]}", f"- detail: {c.detail}", ""]
+        lines += ["## Figures", ""]
+        for name, path in figs.items():
+            lines += [f"### {name}", "", f"![{name}]({Path(path).name})", ""]
+        lines += ["## Files", "", "- `data.json`: raw results of every experiment",
+                  "- `checks.json`: the checks and configuration", "- `manifest.json`: configuration, seed, versions", ""]
+        (tmp / "report.md").write_text("\n".join(lines))
+        _replace_dir(tmp, outdir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return outdir / "report.md"
+
+
+# ---------------------------------------------------------------- experiments from TOML
+
+EXPERIMENTS = ("rates", "speedup", "descent", "delays", "baselines", "mixing", "weights")
+
+
+def load_config(path):
+    """Read an experiment TOML: ``experiment``, ``seed``, ``figures`` and ``[config]`` overrides."""
+    from .suite import QUICK, SuiteConfig
+
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"config must name an existing TOML file, got {str(path)!r}")
+    try:
+        raw = tomllib.loads(p.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"config {str(path)!r} is not valid TOML: {exc}") from None
+    exp = raw.get("experiment")
+    if exp not in EXPERIMENTS:
+        raise ValueError(f"experiment must be one of {', '.join(EXPERIMENTS)}, got {exp!r} (in {path})")
+    over = raw.get("config", {})
+    fields = {f.name for f in dataclasses.fields(SuiteConfig)}
+    bad = sorted(set(over) - fields)
+    if bad:
+        raise ValueError(f"config keys must be SuiteConfig fields, got unknown {', '.join(bad)} (in {path})")
+    over = {k: tuple(v) if isinstance(v, list) else v for k, v in over.items()}
+    cfg = dataclasses.replace(QUICK, name=p.stem, **over)
+    seed = raw.get("seed", 0)
+    figures = raw.get("figures", [])
+    return exp, cfg, seed, figures
+
+
+def _cache_key(exp, cfg, seed):
+    blob = json.dumps({"experiment": exp, "config": cfg.to_dict(), "seed": seed, "version": __version__},
+                      sort_keys=True, default=list)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def run_config(path, out="docs/figures", cache_dir=".sgpverify-cache", progress=None):
+    """Run (or load from cache) one experiment config and write its figures.
+
+    Returns ``(result_dict, figure_paths, cache_hit)``.
+    """
+    from . import plots, suite
+
+    exp, cfg, seed, figures = load_config(path)
+    for f in figures:
+        if f not in plots.FIGURES:
+            raise ValueError(f"figures must be among {', '.join(plots.FIGURES)}, got {f!r} (in {path})")
+    cache = Path(cache_dir)
+    key = _cache_key(exp, cfg, seed)
+    cfile = cache / f"{Path(path).stem}-{key}.json"
+    hit = cfile.is_file()
+    if hit:
+        result = json.loads(cfile.read_text())
+    else:
+        fn = getattr(suite, f"exp_{exp}")
+        result = _jsonable(fn(cfg, seed) if exp == "weights" else fn(cfg, seed, progress))
+        cache.mkdir(parents=True, exist_ok=True)
+        tmpf = cfile.with_suffix(".tmp")
+        tmpf.write_text(json.dumps(result))
+        tmpf.replace(cfile)
+    Path(out).mkdir(parents=True, exist_ok=True)
+    paths = {f: plots.render(f, {exp: result}, Path(out) / f"{f}.png") for f in figures}
+    return result, paths, hit

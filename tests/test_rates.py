@@ -1,0 +1,367 @@
+"""Tests of sgpverify.rates: the rate fits recover known slopes on synthetic series.
+
+Noise-free power laws and geometric sequences are recovered to round-off, with
+a tolerance derived from the data (``roundoff_tol``). With noise, the 95 %
+interval must cover the true slope at its nominal rate over many independent
+synthetic experiments, within a binomial band (``coverage_band``).
+"""
+
+import dataclasses
+import json
+import math
+import re
+
+import numpy as np
+import pytest
+import scipy.stats
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from sgpverify.rates import RateFit, fit_loglinear, fit_loglog
+
+EPS = np.finfo(float).eps
+
+
+def roundoff_tol(u, v, slope):
+    """Bound on the slope error of an exact line ``v = a + slope * u`` in floating point.
+
+    Each log-space value carries an error of at most ``eps * (2 + |v| + |slope| |u|)``:
+    ``2 eps`` from generating y (two roundings), ``eps |v|`` from taking the log, and
+    ``eps |slope| |u|`` from rounding u (``log x``) or ``slope * x``. The least-squares
+    slope moves by at most ``sqrt(m) * max|e| / sqrt(Suu)`` under such errors
+    (Cauchy-Schwarz), and the fit's own sums add ``O(m eps)`` relative error; the
+    bound takes ``m`` for ``sqrt(m)`` and a factor 4 for both terms together.
+    """
+    u, v = np.asarray(u, float), np.asarray(v, float)
+    suu = float(np.sum((u - u.mean()) ** 2))
+    per_point = EPS * (2 + np.max(np.abs(v)) + abs(slope) * np.max(np.abs(u)))
+    return 4 * u.size * per_point / math.sqrt(suu)
+
+
+def coverage_band(level, n_exp, z=3.0):
+    """Interval holding the empirical coverage of ``n_exp`` independent intervals.
+
+    The number covering is Binomial(n_exp, level); its fraction has sd
+    ``sqrt(level (1 - level) / n_exp)`` (0.0069 for 0.95 and 1000 experiments).
+    ``z = 3`` sd leaves a two-sided false-alarm probability of 0.27 % for an exact
+    interval; both ends are checked, so too wide an interval fails as well.
+    """
+    sd = math.sqrt(level * (1 - level) / n_exp)
+    return level - z * sd, level + z * sd
+
+
+# ---------------------------------------------------------------- exact recovery
+
+
+@pytest.mark.parametrize("slope", [-2.0, -0.5, -1e-3, 0.0, 0.75, 3.0])
+@pytest.mark.parametrize("replicas", [1, 3])
+def test_loglog_recovers_power_law_to_roundoff(slope, replicas):
+    x = np.geomspace(3.0, 5000.0, 17)
+    c = np.array([0.7, 2.0, 45.0])[:replicas]
+    y = c[:, None] * x**slope
+    fit = fit_loglog(x, y if replicas > 1 else y[0])
+    tol = roundoff_tol(np.log(x), np.log(y), slope)
+    assert abs(fit.slope - slope) <= tol
+    # Intercept is log y at x = 1; with replicas, the mean of the log c.
+    assert abs(fit.intercept - np.mean(np.log(c))) <= tol * np.max(np.abs(np.log(x))) + 4 * EPS
+    assert fit.kind == "loglog"
+    assert fit.method == ("replica-t" if replicas > 1 else "ols-t")
+    assert (fit.n_points, fit.replicas) == (17, replicas)
+    # Noise-free: the interval collapses onto the slope up to round-off (the stderr is
+    # at most about tol, and t_{dof}(0.975) <= t_1(0.975) = 12.7 for any dof).
+    assert fit.ci_low <= fit.slope <= fit.ci_high
+    assert fit.ci_high - fit.ci_low <= 2 * scipy.stats.t.ppf(0.975, 1) * tol
+
+
+@pytest.mark.parametrize("q", [0.05, 0.5, 0.9, 0.999, 1.0, 1.2])
+@pytest.mark.parametrize("replicas", [1, 4])
+def test_loglinear_recovers_geometric_sequence_to_roundoff(q, replicas):
+    t = np.arange(0.0, 60.0, 3.0)
+    c = np.array([1.0, 0.3, 7.0, 1e-3])[:replicas]
+    y = c[:, None] * q**t  # powers of the float q: the exact slope is log(q)
+    fit = fit_loglinear(t, y if replicas > 1 else y[0])
+    s = math.log(q)
+    tol = roundoff_tol(t, np.log(y), s)
+    assert abs(fit.slope - s) <= tol
+    # rate = exp(slope): relative error tol from the slope, plus exp's own rounding.
+    assert abs(fit.rate() - q) <= q * (tol + 2 * EPS)
+    assert fit.kind == "loglinear"
+    assert fit.window == (0.0, 57.0)
+
+
+def test_predict_reproduces_the_fitted_law():
+    x = np.array([2.0, 4.0, 8.0, 16.0])
+    fit = fit_loglog(x, 5.0 * x**-1.5)
+    xq = np.array([1.0, 3.0, 100.0])
+    expect = 5.0 * xq**-1.5
+    # exp amplifies an absolute log-space error d into relative error d.
+    tol = roundoff_tol(np.log(x), np.log(5.0 * x**-1.5), -1.5) * (1 + np.abs(np.log(xq)))
+    assert np.all(np.abs(fit.predict(xq) / expect - 1) <= tol + 4 * EPS)
+    t = np.arange(6.0)
+    lin = fit_loglinear(t, 2.0 * 0.5**t)
+    np.testing.assert_allclose(lin.predict(t), 2.0 * 0.5**t, rtol=64 * EPS * t.size)
+    assert lin.predict(np.float64(1.0)).shape == ()
+
+
+@given(
+    slope=st.one_of(st.floats(-4.0, -0.1), st.floats(0.1, 4.0)),
+    log_c=st.floats(-7.0, 7.0),
+    log_x=st.lists(st.floats(-5.0, 5.0), min_size=2, max_size=30),
+)
+def test_property_loglog_recovers_random_power_law(slope, log_c, log_x):
+    x = np.exp(np.array(log_x))
+    assume(np.ptp(np.log(x)) >= 1.0)
+    y = math.exp(log_c) * x**slope
+    fit = fit_loglog(x, y)
+    assert abs(fit.slope - slope) <= roundoff_tol(np.log(x), np.log(y), slope)
+    assert abs(fit.slope - slope) <= 1e-9 * abs(slope)
+    assert fit.method == ("exact" if x.size == 2 else "ols-t")
+
+
+@given(
+    slope=st.one_of(st.floats(-3.0, -0.01), st.floats(0.01, 3.0)),
+    a=st.floats(-7.0, 7.0),
+    x=st.lists(st.floats(-100.0, 100.0), min_size=2, max_size=30),
+    replicas=st.integers(1, 4),
+)
+def test_property_loglinear_recovers_random_rate(slope, a, x, replicas):
+    x = np.array(x)
+    assume(np.ptp(x) >= 1.0)
+    shift = np.arange(replicas)[:, None] * 0.5  # replicas differ in intercept only
+    y = np.exp(a + shift + slope * x)
+    fit = fit_loglinear(x, y)
+    assert abs(fit.slope - slope) <= roundoff_tol(x, np.log(y), slope)
+    assert fit.replicas == replicas
+
+
+# ------------------------------------------------- intervals against references
+
+
+def test_ols_matches_scipy_linregress():
+    rng = np.random.default_rng(1)
+    x = np.geomspace(1.0, 1e4, 25)
+    y = 2.0 * x**-0.7 * np.exp(0.2 * rng.standard_normal(x.size))
+    fit = fit_loglog(x, y, confidence=0.9)
+    ref = scipy.stats.linregress(np.log(x), np.log(y))
+    rtol = 64 * x.size * EPS  # both are O(m eps) accurate sums on a well-scaled problem
+    assert fit.method == "ols-t"
+    assert fit.slope == pytest.approx(ref.slope, rel=rtol)
+    assert fit.intercept == pytest.approx(ref.intercept, rel=rtol, abs=rtol)
+    assert fit.stderr == pytest.approx(ref.stderr, rel=rtol)
+    half = scipy.stats.t.ppf(0.95, x.size - 2) * ref.stderr
+    assert fit.ci_low == pytest.approx(ref.slope - half, rel=rtol)
+    assert fit.ci_high == pytest.approx(ref.slope + half, rel=rtol)
+
+
+def test_replica_t_matches_per_replica_polyfit():
+    rng = np.random.default_rng(2)
+    t = np.arange(40.0)
+    y = 3.0 * 0.95**t * np.exp(0.1 * rng.standard_normal((6, t.size)))
+    fit = fit_loglinear(t, y)
+    coefs = np.array([np.polyfit(t, np.log(row), 1) for row in y])
+    b = coefs[:, 0]
+    se = b.std(ddof=1) / math.sqrt(b.size)
+    half = scipy.stats.t.ppf(0.975, b.size - 1) * se
+    atol = 64 * t.size * EPS * np.max(np.abs(np.log(y)))  # log-space round-off scale
+    assert fit.method == "replica-t"
+    assert abs(fit.slope - b.mean()) <= atol
+    assert abs(fit.intercept - coefs[:, 1].mean()) <= atol * t.max()
+    assert abs(fit.stderr - se) <= atol
+    assert abs(fit.ci_low - (b.mean() - half)) <= 4 * atol
+    assert abs(fit.ci_high - (b.mean() + half)) <= 4 * atol
+
+
+def test_two_points_single_series_is_exact_without_interval():
+    fit = fit_loglog([1.0, 4.0], [3.0, 0.75])
+    assert fit.method == "exact"
+    assert abs(fit.slope + 1.0) <= 4 * EPS
+    assert math.isnan(fit.ci_low) and math.isnan(fit.ci_high) and math.isnan(fit.stderr)
+    assert not fit.contains(fit.slope)
+    d = fit.to_dict()
+    assert d["ci_low"] is None and d["ci_high"] is None and d["stderr"] is None
+
+
+def test_two_points_with_replicas_gets_an_interval():
+    y = np.array([[1.0, 0.5], [1.0, 0.25], [1.0, 0.4]])
+    fit = fit_loglinear([0.0, 1.0], y)
+    b = np.log(y[:, 1])
+    assert fit.method == "replica-t"
+    assert abs(fit.slope - b.mean()) <= 4 * EPS
+    assert fit.ci_low < fit.slope < fit.ci_high
+    assert fit.contains(b.mean()) and not fit.contains(fit.ci_high + 1e-9)
+
+
+# ------------------------------------------------------------------- coverage
+
+N_EXP = 1000
+
+
+def _coverage(fit_fn, x, make_y, true_slope, rng, confidence=0.95):
+    hits = 0
+    for _ in range(N_EXP):
+        fit = fit_fn(x, make_y(rng), confidence=confidence)
+        hits += fit.contains(true_slope)
+    return hits / N_EXP, fit.method
+
+
+@pytest.mark.parametrize("confidence", [0.8, 0.95])
+def test_replica_t_coverage_with_lognormal_noise(confidence):
+    rng = np.random.default_rng(10)
+    x = np.geomspace(10.0, 1000.0, 12)
+    law = 3.0 * x**-0.5
+
+    def make_y(rng):
+        return law * np.exp(0.3 * rng.standard_normal((8, x.size)))
+
+    cov, method = _coverage(fit_loglog, x, make_y, -0.5, rng, confidence)
+    assert method == "replica-t"
+    lo, hi = coverage_band(confidence, N_EXP)
+    assert lo <= cov <= hi, (cov, lo, hi)
+
+
+def test_ols_t_coverage_with_independent_lognormal_noise():
+    rng = np.random.default_rng(11)
+    t = np.arange(20.0)
+    law = 2.0 * 0.8**t
+
+    def make_y(rng):
+        return law * np.exp(0.3 * rng.standard_normal(t.size))
+
+    cov, method = _coverage(fit_loglinear, t, make_y, math.log(0.8), rng)
+    assert method == "ols-t"
+    lo, hi = coverage_band(0.95, N_EXP)
+    assert lo <= cov <= hi, (cov, lo, hi)
+
+
+def test_replica_t_coverage_survives_correlated_noise_along_a_run():
+    """Random-walk noise along each run (like an SGP trace): the per-replica
+    slopes are still i.i.d. normal, so the replica interval keeps its level,
+    while one run's OLS interval, which assumes independent residuals, does not."""
+    rng = np.random.default_rng(12)
+    x = np.geomspace(10.0, 1e4, 16)
+    law = x**-1.0
+
+    def walk(rng, shape):
+        return np.exp(0.1 * np.cumsum(rng.standard_normal(shape), axis=-1))
+
+    cov, method = _coverage(fit_loglog, x, lambda r: law * walk(r, (8, x.size)), -1.0, rng)
+    assert method == "replica-t"
+    lo, hi = coverage_band(0.95, N_EXP)
+    assert lo <= cov <= hi, (cov, lo, hi)
+    cov_ols, method = _coverage(fit_loglog, x, lambda r: law * walk(r, x.size), -1.0, rng)
+    assert method == "ols-t"
+    assert cov_ols < lo  # the documented reason for per-replica slopes
+
+
+# --------------------------------------------------------------------- window
+
+
+def test_window_uses_only_points_inside_and_reports_them():
+    x = np.arange(1.0, 21.0)
+    y = x**-2.0
+    y[x < 5] = 10.0  # a transient with another law
+    y[x > 15] = -1.0  # invalid values outside the window are never looked at
+    fit = fit_loglog(x, y, window=(4.5, 15.5))
+    assert fit.window == (5.0, 15.0)
+    assert fit.n_points == 11
+    assert abs(fit.slope + 2.0) <= roundoff_tol(np.log(x[4:15]), np.log(y[4:15]), 2.0)
+    # Inclusive ends, and an open end.
+    assert fit_loglog(x, y, window=(5, 15)).n_points == 11
+    y[x > 15] = x[x > 15] ** -2.0
+    open_fit = fit_loglog(x, y, window=(5, None))
+    assert open_fit.window == (5.0, 20.0) and open_fit.n_points == 16
+    assert fit_loglog(x, y, window=(None, 4)).window == (1.0, 4.0)
+
+
+def test_window_drops_zero_iteration_for_loglog():
+    k = np.arange(0.0, 10.0)  # iteration counters start at 0
+    y = np.r_[1.0, 1.0 / k[1:]]
+    fit = fit_loglog(k, y, window=(1, None))
+    assert fit.window == (1.0, 9.0)
+    assert abs(fit.slope + 1.0) <= roundoff_tol(np.log(k[1:]), np.log(y[1:]), -1.0)
+
+
+# --------------------------------------------------------------------- errors
+
+X5 = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+ONES = np.ones(5)
+BAD_Y = np.array([[1.0, 1.0, 1.0, -0.2, 1.0]])
+SHAPE = "y must have shape (m,) or (R, m) with m = len(x) = 5, got "
+NO_ROWS = "y must have at least 1 replica (row), got shape "
+POSITIVE = "y must be positive for a log fit, got "
+TOO_FEW = "window must contain at least 2 points, got "
+WINDOW = "window must be a pair (x_min, x_max) of numbers or None with x_min <= x_max, got "
+
+ERRORS = [
+    # (fit, x, y, keyword arguments, message)
+    (fit_loglog, X5, X5, {"window": (2.5, 3.5)}, TOO_FEW + "1"),
+    (fit_loglog, X5, X5, {"window": (6, 9)}, TOO_FEW + "0"),
+    (fit_loglog, X5, BAD_Y, {}, POSITIVE + "y[0, 3] = -0.2"),
+    (fit_loglinear, X5, np.r_[1, 0.0, 1, 1, 1], {}, POSITIVE + "y[1] = 0.0"),
+    (fit_loglog, X5, np.ones((3, 4)), {}, SHAPE + "(3, 4)"),
+    (fit_loglog, X5, np.ones(4), {}, SHAPE + "(4,)"),
+    (fit_loglog, X5, np.ones((0, 5)), {}, NO_ROWS + "(0, 5)"),
+    (fit_loglog, X5, np.r_[1.0, 1, np.nan, 1, 1], {}, "y must be finite, got y[2] = nan"),
+    (fit_loglog, [1.0, np.inf, 3.0], ONES[:3], {}, "x must be finite, got x[1] = inf"),
+    (fit_loglog, np.ones((2, 3)), ONES[:3], {}, "x must be 1-D, got shape (2, 3)"),
+    (fit_loglog, [1.0], [1.0], {}, "x must have at least 2 points, got 1"),
+    (fit_loglog, [0.0, 1, 2], ONES[:3], {},
+     "x must be positive for a log-log fit, got x[0] = 0.0"),
+    (
+        fit_loglinear,
+        [2.0, 2.0, 2.0],
+        [1.0, 2.0, 3.0],
+        {},
+        "x must take at least 2 distinct values in the window, got 1 (x = 2.0)",
+    ),
+    (fit_loglog, X5, X5, {"confidence": 1.0}, "confidence must be a number in (0, 1), got 1.0"),
+    (fit_loglinear, X5, X5, {"confidence": 0}, "confidence must be a number in (0, 1), got 0.0"),
+    (fit_loglog, X5, X5, {"window": (5, 1)}, WINDOW + "(5, 1)"),
+    (fit_loglog, X5, X5, {"window": 3}, WINDOW + "3"),
+]
+
+
+@pytest.mark.parametrize("fn, x, y, kwargs, message", ERRORS)
+def test_errors_name_parameter_constraint_and_value(fn, x, y, kwargs, message):
+    with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
+        fn(x, y, **kwargs)
+
+
+def test_confidence_of_wrong_type_is_a_type_error():
+    message = "confidence must be a number in (0, 1), got 'high'"
+    with pytest.raises(TypeError, match=re.escape(message)):
+        fit_loglog(X5, X5, confidence="high")
+
+
+def test_rate_and_predict_errors():
+    fit = fit_loglog(X5, 1.0 / X5)
+    message = "kind must be 'loglinear' for rate(), got 'loglog'"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        fit.rate()
+    message = "x must be positive for a log-log prediction, got x[1] = -1.0"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        fit.predict([1.0, -1.0])
+
+
+# --------------------------------------------------------------- result object
+
+
+def test_to_dict_is_json_ready_and_complete():
+    rng = np.random.default_rng(3)
+    y = X5**-1.0 * np.exp(0.1 * rng.standard_normal((4, 5)))
+    fit = fit_loglog(X5, y, window=(2, 5))
+    d = fit.to_dict()
+    assert set(d) == {f.name for f in dataclasses.fields(RateFit)}
+    back = json.loads(json.dumps(d, allow_nan=False))
+    assert back == d
+    assert back["window"] == [2.0, 5.0]
+    assert back["replicas"] == 4 and back["n_points"] == 4 and back["method"] == "replica-t"
+    assert isinstance(back["slope"], float) and back["slope"] == fit.slope
+
+
+def test_result_is_frozen_and_prints_a_summary():
+    fit = fit_loglinear(np.arange(5.0), 0.5 ** np.arange(5.0))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fit.slope = 0.0
+    text = str(fit)
+    assert text.startswith("loglinear slope ") and "95% CI" in text and "ols-t" in text
