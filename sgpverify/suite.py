@@ -17,7 +17,7 @@ import numpy as np
 from scipy import stats
 
 from . import __version__, graphs, problems, rates, theory
-from .assumptions import check_mixing
+from .assumptions import FIT_MARGIN, check_mixing
 from .engine import simulate
 
 __all__ = ["SuiteConfig", "Check", "SuiteResult", "QUICK", "FULL", "run_suite", "CRITERIA", "CHECK_NAMES"]
@@ -49,7 +49,9 @@ CRITERIA = {
     "mass-conservation": "pass iff every mass and weight error is within 64 eps K n scale (round-off)",
     "delay-robustness": "pass iff for every tau the stationarity ratio to tau = 0 moves toward 1 as K grows "
     "(|r(K_max) - 1| <= |r(K_min) - 1| + 2 standard errors): delays enter only higher-order terms",
-    "mixing-constants": "pass iff measured q <= q_theory for every family (the theory's q bounds the contraction)",
+    "mixing-constants": "pass iff measured q <= q_theory for every family (the theory's q bounds the contraction), "
+    "up to the fit's round-off accuracy 2 / FIT_MARGIN / (fit window length) relative, which matters only where "
+    "the bound is attained (sigma_2 of a normal matrix)",
     "baselines": "pass iff SGP/AllReduce and D-PSGD/AllReduce ratios of the stationarity average move toward 1 "
     "as K grows (same leading term), within 2 standard errors",
 }
@@ -315,12 +317,16 @@ def exp_weights(cfg, seed):
 
 
 def _slope_check(name, x, Y, predicted, xlabel):
-    fit = rates.fit_loglog(np.asarray(x, float), np.asarray(Y, float).T)
+    x = np.asarray(x, float)
+    Y = np.asarray(Y, float).T
+    fit = rates.fit_loglog(x, Y)
+    tail = rates.fit_loglog(x[-2:], Y[:, -2:]) if len(x) > 2 else fit
     passed = bool(fit.ci_low <= predicted)
     faster = fit.ci_high < predicted
     detail = (f"log-log fit over {xlabel} in [{_fmt(fit.window[0])}, {_fmt(fit.window[1])}] "
               f"({fit.n_points} points, {fit.replicas} replicas, {fit.method}); 95% CI "
-              f"[{fit.ci_low:.3f}, {fit.ci_high:.3f}]"
+              f"[{fit.ci_low:.3f}, {fit.ci_high:.3f}]; local slope over the last two points "
+              f"{tail.slope:.3f} [{tail.ci_low:.3f}, {tail.ci_high:.3f}]"
               + ("; decays faster than the bound's rate" if faster else "")
               + ("" if passed else f"; slower than predicted {predicted}"))
     return Check(name, passed, f"{fit.slope:.3f} [{fit.ci_low:.3f}, {fit.ci_high:.3f}]", f"{predicted:g}", detail), fit
@@ -419,7 +425,9 @@ def make_checks(cfg, data):
     fam = data["mixing"]["families"]
     ok, parts = True, []
     for r in fam:
-        good = r["q"] is not None and r["q_theory"] is not None and r["q"] <= r["q_theory"] * (1 + 1e-9)
+        win = r["q_fit_window"]
+        acc = 2.0 / FIT_MARGIN / max(1, win[1] - win[0]) if win else 0.0
+        good = r["q"] is not None and r["q_theory"] is not None and r["q"] <= r["q_theory"] * (1 + acc)
         ok &= good
         parts.append(f"{r['topology']}: q = {r['q']:.3g} vs q_theory = {r['q_theory']:.6g} "
                      f"(log10(1 - q_theory) = {r['q_theory_log10_gap']:.3g}), C = {r['C']:.3g} vs {r['C_theory']:g}")

@@ -83,6 +83,7 @@ __all__ = [
     "evaluate",
     "latex",
     "write_theory_tables",
+    "RATE_TABLE",
     "update_generated_block",
     "GENERATED_START",
     "GENERATED_END",
@@ -282,7 +283,8 @@ EXPRESSIONS = {
     "sqrt_step_k_min": (SQRT_STEP_K_MIN, "smallest K with sqrt(n/K) <= 1/L, i.e. K >= n L^2", DERIVED),
 }
 
-#: name -> validity condition (sympy relational) or a note where it is not a formula.
+#: name -> validity condition: a sympy relational, a note where it is not a
+#: formula, or None for definitions that need none.
 CONDITIONS = {
     "published_bound": "K above the published threshold (only a lower estimate is known: "
     "published_threshold_known_part)",
@@ -296,9 +298,9 @@ CONDITIONS = {
     "leading_term_sqrt": sp.Ge(K, SQRT_STEP_K_MIN),
     "consensus_bound_sqrt": "as consensus_bound",
     "consensus_term_sqrt": "as consensus_bound",
-    "speedup_crossover_k": "-",
-    "step_size_max": "-",
-    "sqrt_step_k_min": "-",
+    "speedup_crossover_k": None,
+    "step_size_max": None,
+    "sqrt_step_k_min": None,
 }
 
 # --------------------------------------------------------------------------
@@ -474,8 +476,23 @@ GENERATED_START = "<!-- generated:start -->"
 GENERATED_END = "<!-- generated:end -->"
 
 
+#: (expression name, variable) pairs whose rate exponents the docs list.
+RATE_TABLE = (
+    ("combined_bound_sqrt", "K"),
+    ("leading_term_sqrt", "K"),
+    ("leading_term_sqrt", "n"),
+    ("consensus_bound_sqrt", "K"),
+    ("consensus_term_sqrt", "n"),
+    ("combined_bound_sqrt", "n"),
+    ("speedup_crossover_k", "n"),
+    ("published_bound", "K"),
+    ("published_bound", "n"),
+    ("published_threshold_known_part", "n"),
+)
+
+
 def write_theory_tables():
-    """Markdown snippet with the symbols and the LaTeX of every expression.
+    """Markdown snippet with the symbols, the LaTeX of every expression and rates.
 
     This is the text between the ``<!-- generated:start -->`` and
     ``<!-- generated:end -->`` markers of ``docs/theory.md``; regenerate it with
@@ -489,6 +506,11 @@ def write_theory_tables():
     >>> "COMBINED_BOUND_SQRT" in md and "published (unsure threshold)" in md
     True
     """
+    return _theory_tables()
+
+
+@functools.lru_cache(maxsize=1)
+def _theory_tables():
     out = [
         "### Symbols",
         "",
@@ -504,13 +526,23 @@ def write_theory_tables():
         out += [
             f"#### `{name.upper()}` ({label})",
             "",
-            f"{desc}. Valid when: {_condition_md(CONDITIONS[name])}.",
+            f"{desc}." + (f" Valid when: {_condition_md(CONDITIONS[name])}." if CONDITIONS[name] is not None else ""),
             "",
             "$$",
             _latex(expr),
             "$$",
             "",
         ]
+    out += [
+        "### Rate exponents",
+        "",
+        "`rate_exponent(expr, var)` = limit of log(expr)/log(var) as var -> oo, other symbols fixed.",
+        "",
+        "| expression | variable | exponent |",
+        "|---|---|---|",
+    ]
+    for name, var in RATE_TABLE:
+        out.append(f"| `{name.upper()}` | ${var}$ | ${_latex(rate_exponent(name, var))}$ |")
     return "\n".join(out).rstrip() + "\n"
 
 
