@@ -75,7 +75,7 @@ def stationarity_vs_K(data, path, fit=None, published=None, own=None):
         ax.plot(K, m[0] * (K / K[0]) ** -0.5, color="gray", lw=0.8, label="slope -1/2 (predicted)")
     ax.set(xscale="log", yscale="log", xlabel="iterations K  ($\\gamma = \\sqrt{n/K}$)", ylabel="stationarity average",
            title=f"Stationarity vs K ({data['rates']['topology']})")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="lower left")
     return _save(fig, path)
 
 
