@@ -20,6 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components, shortest_path
 
+from ._json import jsonable
 from ._validate import check_choice, check_int, rng_for
 from .errors import MixingAssumptionError
 from .graphs import PeriodicTopology, Topology
@@ -138,25 +139,12 @@ class MixingReport:
         out = {}
         for f in dataclasses.fields(self):
             v = getattr(self, f.name)
-            out[f.name] = _jsonable(v)
+            out[f.name] = jsonable(v)
         out["passed"] = self.passed
         return out
 
     def __str__(self):
         return format_report(self)
-
-
-def _jsonable(v):
-    if isinstance(v, (tuple, list)):
-        return [_jsonable(x) for x in v]
-    if isinstance(v, (np.bool_, bool)):
-        return bool(v)
-    if isinstance(v, (np.integer,)):
-        return int(v)
-    if isinstance(v, (float, np.floating)):
-        v = float(v)
-        return v if math.isfinite(v) else None
-    return v
 
 
 def _fmt(v):

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._json import jsonable
 from . import __version__, graphs
 from .errors import SGPVerifyError
 
@@ -244,7 +245,7 @@ def _cmd_simulate(a, out, err=None):
         d = trace.to_dict()
         d["constants"] = {"L": prob.L, "sigma2": prob.sigma2, "zeta2": prob.zeta2, "f_lower": prob.f_lower}
         d.update(d["final"])
-        out.write(json.dumps(_finite(d)) + "\n")
+        out.write(json.dumps(jsonable(d)) + "\n")
         return 0
     f = trace.final()
     rows = [
@@ -295,7 +296,7 @@ def _cmd_verify(a, out, err=None):
     if a.json:
         d = result.to_dict()
         d["report"] = str(report)
-        out.write(json.dumps(_finite(d)) + "\n")
+        out.write(json.dumps(jsonable(d)) + "\n")
     else:
         out.write(format_table(result.checks) + "\n")
         n_fail = sum(not c.passed for c in result.checks)
@@ -313,17 +314,6 @@ def _cmd_run(a, out, err=None):
         figs = ", ".join(str(p) for p in paths.values()) or "no figures"
         out.write(f"{path}: {state}; {figs}\n")
     return 0
-
-
-def _finite(v):
-    """Replace NaN/inf by None so that the output is strict JSON."""
-    if isinstance(v, dict):
-        return {k: _finite(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_finite(x) for x in v]
-    if isinstance(v, float) and not np.isfinite(v):
-        return None
-    return v
 
 
 def main(argv=None, out=None, err=None):

@@ -27,6 +27,7 @@ import math
 import numpy as np
 import scipy.stats
 
+from ._json import jsonable
 from ._validate import check_float
 
 __all__ = ["RateFit", "fit_loglog", "fit_loglinear"]
@@ -35,17 +36,6 @@ __all__ = ["RateFit", "fit_loglog", "fit_loglinear"]
 def _num(v):
     """A float formatted as Python prints it (no ``np.float64(...)`` wrapper)."""
     return str(float(v))
-
-
-def _jsonable(v):
-    if isinstance(v, (tuple, list)):
-        return [_jsonable(x) for x in v]
-    if isinstance(v, (np.integer,)):
-        return int(v)
-    if isinstance(v, (float, np.floating)):
-        v = float(v)
-        return v if math.isfinite(v) else None
-    return v
 
 
 @dataclasses.dataclass(frozen=True)
@@ -174,7 +164,7 @@ class RateFit:
 
     def to_dict(self):
         """JSON-ready dict of every field (NaN becomes None, tuples lists)."""
-        return {f.name: _jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        return {f.name: jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
     def __str__(self):
         pct = f"{100 * self.confidence:g}%"

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._json import jsonable
 from . import __version__
 
 __all__ = ["write_report", "format_table", "manifest", "run_config", "load_config", "EXPERIMENTS"]
@@ -63,23 +64,6 @@ def format_table(checks):
     return "\n".join(lines)
 
 
-def _jsonable(o):
-    if isinstance(o, dict):
-        return {str(k): _jsonable(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple)):
-        return [_jsonable(v) for v in o]
-    if isinstance(o, (np.floating, float)):
-        o = float(o)
-        return o if np.isfinite(o) else None
-    if isinstance(o, (np.integer,)):
-        return int(o)
-    if isinstance(o, np.ndarray):
-        return _jsonable(o.tolist())
-    if isinstance(o, np.bool_):
-        return bool(o)
-    return o
-
-
 def _replace_dir(tmp, final):
     final = Path(final)
     if final.exists():
@@ -101,9 +85,9 @@ def write_report(result, outdir):
     tmp = Path(tempfile.mkdtemp(prefix=f".{outdir.name}-", dir=outdir.parent))
     try:
         figs = plots.render_all(result.data, tmp)
-        (tmp / "data.json").write_text(json.dumps(_jsonable(result.data)))
-        (tmp / "checks.json").write_text(json.dumps(_jsonable(result.to_dict()), indent=1))
-        (tmp / "manifest.json").write_text(json.dumps(_jsonable(
+        (tmp / "data.json").write_text(json.dumps(jsonable(result.data)))
+        (tmp / "checks.json").write_text(json.dumps(jsonable(result.to_dict()), indent=1))
+        (tmp / "manifest.json").write_text(json.dumps(jsonable(
             manifest(result.config, result.seed, {"seconds": result.seconds})), indent=1))
         lines = [
             "# sgpverify verification report",
@@ -189,7 +173,7 @@ def run_config(path, out="docs/figures", cache_dir=".sgpverify-cache", progress=
         result = json.loads(cfile.read_text())
     else:
         fn = getattr(suite, f"exp_{exp}")
-        result = _jsonable(fn(cfg, seed) if exp == "weights" else fn(cfg, seed, progress))
+        result = jsonable(fn(cfg, seed) if exp == "weights" else fn(cfg, seed, progress))
         cache.mkdir(parents=True, exist_ok=True)
         tmpf = cfile.with_suffix(".tmp")
         tmpf.write_text(json.dumps(result))
