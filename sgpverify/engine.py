@@ -84,6 +84,7 @@ class Trace:
     weight_error: np.ndarray
     weight_min: np.ndarray
     weight_max: np.ndarray
+    z_history: np.ndarray | None = None
 
     SERIES = ("consensus", "grad_norm_sq", "value", "mass_error", "weight_error", "weight_min", "weight_max")
 
@@ -228,6 +229,7 @@ def simulate(
     average_every=None,
     track_mass=True,
     progress=None,
+    record_states=False,
 ):
     """Simulate SGP (Algorithm 1), tau-OSGP or a baseline on a problem.
 
@@ -275,6 +277,9 @@ def simulate(
         read of the step per iteration). With False, mass_error is NaN.
     progress : callable, optional
         Called as ``progress(k)`` after each iteration.
+    record_states : bool
+        Also keep the de-biased states z of every node at each record
+        (``Trace.z_history``, shape (T, n, d) or (T, R, n, d)).
 
     Returns
     -------
@@ -395,6 +400,8 @@ def simulate(
         rec["weight_error"].append(np.abs(tot_w - n))
         rec["weight_min"].append(w.min(axis=0))
         rec["weight_max"].append(w.max(axis=0))
+        if record_states:
+            rec.setdefault("z_history", []).append(Z.transpose(1, 0, 2).copy())
 
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for k in range(n_iter):
@@ -440,6 +447,8 @@ def simulate(
         xs, ws, zs = xs[0], ws[0], zs[0]
         for k in Trace.SERIES:
             series[k] = series[k][:, 0]
+        if record_states:
+            series["z_history"] = series["z_history"][:, 0]
     out = {}
     for name, arr in [("x", xs), ("w", ws), ("z", zs)] + list(series.items()):
         arr = np.array(arr, copy=True)
