@@ -18,6 +18,7 @@ import numpy as np
 
 from ._json import jsonable
 from . import __version__, graphs
+from .problems import PROBLEM_NAMES
 from .errors import SGPVerifyError
 
 __all__ = ["main", "build_parser"]
@@ -83,7 +84,6 @@ def build_parser():
     m.set_defaults(func=_cmd_mixing)
 
     from .engine import ALGORITHMS
-    from .problems import PROBLEM_NAMES
 
     s = sub.add_parser(
         "simulate",
@@ -141,6 +141,32 @@ def build_parser():
     r.add_argument("--out", default="docs/figures", metavar="DIR", help="figure directory (default docs/figures)")
     r.add_argument("--cache", default=".sgpverify-cache", metavar="DIR", help="cache directory")
     r.set_defaults(func=_cmd_run)
+
+    dp = sub.add_parser(
+        "distributed",
+        help="real multi-process SGP on torch.distributed (needs the 'distributed' extra)",
+        description=(
+            "Run SGP, tau-OSGP, D-PSGD or AllReduce SGD with one process per node on localhost "
+            "(torch.distributed, gloo). --check also runs the simulator on the same problem, seeds and "
+            "schedule; --study stragglers compares wall-clock times under a slow node and slow links."
+        ),
+    )
+    dp.add_argument("--nproc", type=int, default=4, metavar="N")
+    dp.add_argument("--iters", type=int, default=100, metavar="K")
+    dp.add_argument("--tau", type=int, default=0, metavar="T", help="0: synchronous SGP; >= 1: tau-OSGP")
+    dp.add_argument("--algorithm", choices=("sgp", "osgp", "dpsgd", "allreduce"), default=None,
+                    help="default: sgp, or osgp when --tau >= 1")
+    dp.add_argument("--topology", choices=graphs.TOPOLOGY_NAMES, default="exponential", metavar="NAME")
+    dp.add_argument("--problem", choices=PROBLEM_NAMES, default="quadratic-cosine", metavar="NAME")
+    dp.add_argument("--dim", type=int, default=10, metavar="D")
+    dp.add_argument("--step-size", type=float, default=0.05, metavar="G")
+    dp.add_argument("--seed", type=int, default=0, metavar="S")
+    dp.add_argument("--timeout", type=float, default=60.0, metavar="SEC", help="peer timeout (default 60 s)")
+    dp.add_argument("--check", action="store_true", help="compare with the simulator")
+    dp.add_argument("--study", choices=("stragglers",), help="run a study instead of a single run")
+    dp.add_argument("--out", default="sgpverify-out", metavar="DIR", help="where the study figure goes")
+    dp.add_argument("--json", action="store_true")
+    dp.set_defaults(func=_cmd_distributed)
     return parser
 
 
@@ -305,6 +331,60 @@ def _cmd_verify(a, out, err=None):
     return 0 if result.passed else 1
 
 
+def _cmd_distributed(a, out, err=None):
+    from . import distributed as D
+
+    ok, why = D.available()
+    if not ok:
+        raise UsageError(f"sgpverify distributed: error: {why}")
+    if a.study == "stragglers":
+        res = D.straggler_study(nproc=a.nproc, iters=a.iters, topology=a.topology, problem=a.problem, dim=a.dim,
+                                step_size=a.step_size, seed=a.seed, timeout=a.timeout)
+        fig = _straggler_figure(res, Path(a.out))
+        if a.json:
+            out.write(json.dumps(jsonable({"rows": res["rows"], "target": res["target"], "setup": res["setup"],
+                                           "figure": str(fig)})) + "\n")
+        else:
+            out.write(f"target ||grad f(xbar)||^2 <= {res['target']:.4g}; setup {res['setup']}\n")
+            for r in res["rows"]:
+                ttt = "not reached" if r["time_to_target"] is None else f"{r['time_to_target']:.3f} s"
+                out.write(f"{r['algorithm']:<10} time to target {ttt:<12} {r['iters_per_second']:7.1f} it/s  "
+                          f"final f = {r['final_value']:.6g}\n")
+            out.write(f"figure: {fig}\n")
+        return 0
+    alg = a.algorithm or ("osgp" if a.tau >= 1 else "sgp")
+    cfg = D.RunConfig(nproc=a.nproc, iters=a.iters, algorithm=alg, tau=a.tau, topology=a.topology, problem=a.problem,
+                      dim=a.dim, step_size=a.step_size, seed=a.seed, timeout=a.timeout)
+    res = D.launch(cfg)
+    d = {"algorithm": alg, "nproc": a.nproc, "iters": a.iters, "tau": a.tau, "wall_seconds": res.wall_seconds,
+         "final_consensus": float(res.consensus()[-1])}
+    if a.check:
+        d.update(D.check_against_simulator(res))
+    if a.json:
+        out.write(json.dumps(jsonable(d)) + "\n")
+    else:
+        width = max(len(k) for k in d)
+        out.write("\n".join(f"{k.ljust(width)}  {v}" for k, v in d.items()) + "\n")
+    return 0
+
+
+def _straggler_figure(res, outdir):
+    from .plots import _plt
+
+    plt = _plt()
+    outdir.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots()
+    for alg, (t, v) in res["curves"].items():
+        ax.plot(t, v, label=alg)
+    ax.set(xlabel="wall-clock time (s)", ylabel="f(xbar(t))", title="Slow node and slow links, localhost")
+    ax.legend(fontsize=8)
+    path = outdir / "stragglers.png"
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
 def _cmd_run(a, out, err=None):
     from .report import run_config
 
@@ -323,13 +403,13 @@ def main(argv=None, out=None, err=None):
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-        if args.func in (_cmd_simulate, _cmd_verify, _cmd_run):
+        if args.func in (_cmd_simulate, _cmd_verify, _cmd_run, _cmd_distributed):
             return args.func(args, out, err)
         return args.func(args, out)
     except UsageError as exc:
         err.write(f"{exc}\n")
         return 2
-    except (ValueError, TypeError, SGPVerifyError) as exc:
+    except (ValueError, TypeError, SGPVerifyError) as exc:  # includes DistributedError
         cmd = getattr(locals().get("args"), "command", None)
         prefix = f"sgpverify {cmd}" if cmd else "sgpverify"
         err.write(f"{prefix}: error: {exc}\n")

@@ -68,6 +68,7 @@ class RunConfig:
     step_size: float = 0.05
     seed: int = 0
     x0: float = 1.0
+    x0_spread: float = 0.0
     timeout: float = 60.0
     record_every: int = 1
     slow_rank: int | None = None
@@ -97,6 +98,11 @@ class RunConfig:
             check_int("slow_rank", self.slow_rank, min_value=0, max_value=self.nproc - 1)
         check_float("slow_sleep", self.slow_sleep, low=0.0)
         check_float("link_delay", self.link_delay, low=0.0)
+
+    def start(self):
+        """Initial numerators (n, d): x0, plus ``x0_spread * (i - (n-1)/2)`` on node i."""
+        offs = self.x0_spread * (np.arange(self.nproc) - (self.nproc - 1) / 2.0)
+        return np.full((self.nproc, self.dim), float(self.x0)) + offs[:, None]
 
     def build(self):
         prob = problems.by_name(self.problem, self.nproc, self.dim, seed=self.seed)
@@ -280,7 +286,7 @@ def _run(rank, cfg, outdir, dist):
     n, d = cfg.nproc, cfg.dim
     prob, topo = cfg.build()
     rng = np.random.default_rng(np.random.SeedSequence(cfg.seed).spawn(1)[0])
-    x = np.full(d, float(cfg.x0))
+    x = cfg.start()[rank].copy()
     w = 1.0
     applied = np.zeros(d)
     t0 = time.perf_counter()
@@ -307,6 +313,8 @@ def _run(rank, cfg, outdir, dist):
             os._exit(17)  # simulate a crashed peer (tests of clean failure)
         if cfg.slow_rank == rank and cfg.slow_sleep:
             time.sleep(cfg.slow_sleep)
+        if cfg.link_delay and cfg.algorithm in ("allreduce", "dpsgd") and cfg.slow_links:
+            time.sleep(cfg.link_delay)  # a collective step waits for its slowest link
         z = x / w
         g = _grad(prob, z, rank, rng)
         applied += g
@@ -454,10 +462,10 @@ def check_against_simulator(res):
     cfg = res.config
     prob, topo = cfg.build()
     alg = {"sgp": "sgp", "osgp": "sgp", "dpsgd": "dpsgd", "allreduce": "allreduce"}[cfg.algorithm]
-    tr = simulate(prob, topo, step_size=cfg.step_size, n_iter=cfg.iters, x0=np.full(cfg.dim, cfg.x0),
+    tr = simulate(prob, topo, step_size=cfg.step_size, n_iter=cfg.iters, x0=cfg.start(),
                   algorithm=alg, seed=cfg.seed, record_every=cfg.record_every, record_states=True)
     d = cfg.dim
-    x0_sum = cfg.nproc * cfg.x0 * np.ones(d)
+    x0_sum = cfg.start().sum(axis=0)
     expected = x0_sum - cfg.step_size * np.asarray(res.totals["applied_sum"])
     mass_error = float(np.max(np.abs(np.asarray(res.totals["x_sum"]) - expected)))
     out = {
@@ -482,3 +490,220 @@ def _ensure_json(d):
     from ._json import jsonable
 
     return json.loads(json.dumps(jsonable(d)))
+
+
+# ---------------------------------------------------------------- torch.nn.Module wrapper
+
+
+class GossipSGD:
+    """Train a ``torch.nn.Module`` with SGP: one instance per process.
+
+    The module's parameters always hold the de-biased point ``z = x / w``
+    (forward and backward run there); :meth:`step` takes the local gradient
+    step on the numerator ``x`` (float64) with local momentum (never
+    communicated), then pushes shares of ``(x, w)`` to this step's
+    out-neighbours and folds in what has arrived, blocking only for messages
+    more than ``tau`` steps old (THEORY.md sections 2-3).
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+    topology : Topology
+        The same schedule on every rank (e.g. ``graphs.exponential(world_size)``).
+    lr : float
+    momentum : float
+        Local heavy-ball momentum in [0, 1).
+    nesterov : bool
+    weight_decay : float
+    tau : int
+        0 for synchronous SGP, >= 1 for tau-OSGP.
+    timeout : float
+        Seconds to wait for an overdue message before raising DistributedError.
+
+    Notes
+    -----
+    Call :meth:`finish` at the end: it folds in the messages still in flight,
+    so that the total mass is accounted for.
+    """
+
+    def __init__(self, module, topology, lr, momentum=0.0, nesterov=False, weight_decay=0.0, tau=0, timeout=60.0):
+        import torch
+        import torch.distributed as dist
+        from torch.nn.utils import parameters_to_vector
+
+        if not dist.is_initialized():
+            raise DistributedError("GossipSGD needs torch.distributed to be initialised (init_process_group)")
+        self.torch = torch
+        self.module = module
+        self.params = [p for p in module.parameters() if p.requires_grad]
+        self.rank, self.n = dist.get_rank(), dist.get_world_size()
+        if topology.n != self.n:
+            raise ValueError(f"topology has {topology.n} nodes but the world size is {self.n}")
+        self.lr = check_float("lr", lr, low=0.0, low_open=True)
+        self.momentum = check_float("momentum", momentum, low=0.0, high=1.0, high_open=True)
+        self.nesterov = bool(nesterov)
+        self.weight_decay = check_float("weight_decay", weight_decay, low=0.0)
+        self.timeout = timeout
+        self.x = parameters_to_vector(self.params).detach().to(torch.float64).numpy().copy()
+        self.w = 1.0
+        self.u = np.zeros_like(self.x)
+        self.k = 0
+        self.chan = _Channel(self.rank, self.n, topology, check_int("tau", tau, min_value=0), self.x.size)
+
+    def zero_grad(self):
+        for p in self.params:
+            p.grad = None
+
+    def _write_params(self):
+        from torch.nn.utils import vector_to_parameters
+
+        z = self.torch.from_numpy(self.x / self.w)
+        with self.torch.no_grad():
+            vector_to_parameters(z.to(self.params[0].dtype), self.params)
+
+    def step(self):
+        from torch.nn.utils import parameters_to_vector
+
+        g = parameters_to_vector([p.grad if p.grad is not None else self.torch.zeros_like(p)
+                                  for p in self.params]).detach().to(self.torch.float64).numpy()
+        if self.weight_decay:
+            g = g + self.weight_decay * (self.x / self.w)
+        if self.momentum:
+            self.u = self.momentum * self.u + g
+            g = g + self.momentum * self.u if self.nesterov else self.u
+        y = self.x - self.lr * g
+        self.x, self.w = self.chan.send_and_keep(self.k, y, self.w)
+        self.x, self.w = self.chan.receive(self.k, self.x, self.w, self.timeout)
+        self.k += 1
+        self._write_params()
+
+    def finish(self):
+        """Fold in every message still in flight; parameters hold the final z."""
+        self.x, self.w = self.chan.drain(self.x, self.w, self.timeout)
+        self._write_params()
+
+
+def _mlp_data(n, seed):
+    prob = problems.NonconvexLogistic(n, 10, samples=240 * n, split="label", seed=seed)
+    return prob
+
+
+def _mlp_rank(rank, nproc, algorithm, steps, lr, seed, outdir, port, tau=1, timeout=60.0):
+    """Train a small MLP on this rank's non-IID shard (label-sorted split); write accuracy."""
+    import torch
+    import torch.distributed as dist
+
+    dist = _init(rank, nproc, port, timeout)
+    torch.manual_seed(seed)  # the same initial model on every rank
+    prob = _mlp_data(nproc, seed)
+    a, b = int(prob.offsets[rank]), int(prob.offsets[rank + 1])
+    X = torch.from_numpy(np.ascontiguousarray(prob.features[a:b], dtype=np.float32))
+    y = torch.from_numpy(((prob.labels[a:b] + 1) // 2).astype(np.int64))
+    Xall = torch.from_numpy(np.ascontiguousarray(prob.features, dtype=np.float32))
+    yall = torch.from_numpy(((prob.labels + 1) // 2).astype(np.int64))
+    model = torch.nn.Sequential(torch.nn.Linear(10, 32), torch.nn.Tanh(), torch.nn.Linear(32, 2))
+    loss_fn = torch.nn.CrossEntropyLoss()
+    gen = torch.Generator().manual_seed(seed * 1000 + rank)
+    if algorithm == "allreduce":
+        opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9, nesterov=True)
+    else:
+        opt = GossipSGD(model, graphs.exponential(nproc), lr=lr, momentum=0.9, nesterov=True,
+                        tau=tau if algorithm == "osgp" else 0, timeout=timeout)
+    for _ in range(steps):
+        idx = torch.randint(0, len(y), (32,), generator=gen)
+        opt.zero_grad()
+        loss_fn(model(X[idx]), y[idx]).backward()
+        if algorithm == "allreduce":
+            for p in model.parameters():
+                dist.all_reduce(p.grad)
+                p.grad /= nproc
+        opt.step()
+    if algorithm != "allreduce":
+        opt.finish()
+    with torch.no_grad():
+        acc = float((model(Xall).argmax(1) == yall).float().mean())
+    (Path(outdir) / f"acc{rank}.json").write_text(json.dumps({"accuracy": acc}))
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def _mlp_entry(rank, nproc, algorithm, steps, lr, seed, outdir, port):
+    _mlp_rank(rank, nproc, algorithm, steps, lr, seed, outdir, port)
+
+
+def train_mlp(nproc=4, algorithm="sgp", steps=300, lr=0.05, seed=0):
+    """Train an MLP with :class:`GossipSGD` (or AllReduce SGD) on non-IID shards;
+    return the accuracy of every rank's model on the whole data set."""
+    ok, why = available()
+    if not ok:
+        raise DistributedError(why)
+    import torch.multiprocessing as mp
+
+    check_choice("algorithm", algorithm, ("sgp", "osgp", "allreduce"))
+    with tempfile.TemporaryDirectory(prefix="sgpverify-mlp-") as tmp:
+        try:
+            mp.spawn(_mlp_entry, args=(nproc, algorithm, steps, lr, seed, tmp, _free_port()), nprocs=nproc, join=True)
+        except (mp.ProcessExitedException, mp.ProcessRaisedException) as exc:
+            raise DistributedError(f"rank {exc.error_index} failed: {str(exc).strip().splitlines()[-1]}") from None
+        return [json.loads((Path(tmp) / f"acc{r}.json").read_text())["accuracy"] for r in range(nproc)]
+
+
+# ---------------------------------------------------------------- straggler study
+
+
+def _xbar_over_time(res):
+    """xbar(t) from every rank's latest record (mass incl. in flight) on a merged time grid."""
+    d = res.config.dim
+    times = np.unique(res.times.ravel())
+    n = res.config.nproc
+    out = []
+    for t in times:
+        tot = np.zeros(d)
+        for r in range(n):
+            i = np.searchsorted(res.times[:, r], t, side="right") - 1
+            tot += res.mass[max(i, 0), r, :d]
+        out.append(tot / n)
+    return times, np.array(out)
+
+
+def straggler_study(nproc=4, iters=200, slow_sleep=0.02, link_delay=0.02, tau=2, target_ratio=0.05, seed=0,
+                    topology="exponential", problem="quadratic-cosine", dim=10, step_size=0.05, timeout=120.0):
+    """Wall-clock comparison under a slow node (sleep per step on rank 0) and slow
+    links (delay per message on the links out of rank 1).
+
+    Returns ``{"rows": [{"algorithm", "time_to_target", "iters_per_second", "final_value", ...}],
+    "curves": {algorithm: (times, values)}, "target": ...}``. The target is
+    ``target_ratio * ||grad f(x0)||^2``; ``time_to_target`` is the first wall time at
+    which ``||grad f(xbar(t))||^2 <= target``, with ``xbar(t)`` the average of every
+    node's latest numerator plus the mass in flight (None if never reached).
+    """
+    prob = problems.by_name(problem, nproc, dim, seed=seed)
+    x0 = np.full(dim, 1.0)
+    target = target_ratio * float(np.sum(prob.full_grad(x0) ** 2))
+    slow_links = tuple((1, j) for j in range(nproc) if j != 1)
+    rows, curves = [], {}
+    for alg in ("allreduce", "dpsgd", "sgp", "osgp"):
+        cfg = RunConfig(nproc=nproc, iters=iters, algorithm=alg, tau=tau if alg == "osgp" else 0, topology=topology,
+                        problem=problem, dim=dim, step_size=step_size, seed=seed, x0=1.0, timeout=timeout,
+                        slow_rank=0, slow_sleep=slow_sleep, slow_links=slow_links, link_delay=link_delay)
+        # gossip delays each message on a slow link; a collective step (allreduce,
+        # dpsgd's synchronous exchange) waits for its slowest link: link_delay per step
+        res = launch(cfg)
+        times, xbar = _xbar_over_time(res)
+        g2 = np.sum(prob.full_grad(xbar) ** 2, axis=1)
+        vals = prob.value(xbar)
+        hit = np.flatnonzero(g2 <= target)
+        run_time = float(res.times.max())
+        rows.append({
+            "algorithm": alg,
+            "time_to_target": float(times[hit[0]]) if hit.size else None,
+            "iters_per_second": float(np.mean(res.iterations.max() / res.times.max(axis=0))),
+            "final_value": float(vals[-1]),
+            "final_grad_norm_sq": float(g2[-1]),
+            "wall_seconds": run_time,
+            "tau": cfg.tau,
+        })
+        curves[alg] = (times.tolist(), vals.tolist())
+    return {"rows": rows, "curves": curves, "target": target,
+            "setup": {"nproc": nproc, "iters": iters, "slow_rank": 0, "slow_sleep": slow_sleep,
+                      "slow_links": [list(e) for e in slow_links], "link_delay": link_delay, "tau": tau}}
