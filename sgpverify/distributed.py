@@ -11,8 +11,9 @@ tau-OSGP with real asynchrony. AllReduce SGD (``dist.all_reduce``) and D-PSGD
 
 Requires the ``distributed`` extra (torch). Launch with :func:`launch` (or
 ``sgpverify distributed --nproc N``), which spawns the processes on localhost;
-:func:`run_rank` is the per-process entry point, usable under ``torchrun`` too
-(it reads ``RANK``, ``WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT``).
+:func:`run_rank` is the per-process entry point (``run_rank(None, cfg, dir)``
+reads ``RANK``, ``WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT`` as set by
+``torchrun``), and :class:`GossipSGD` works in any torch.distributed program.
 """
 
 from __future__ import annotations
@@ -262,7 +263,17 @@ def _init(rank, world, port, timeout):
 
 
 def run_rank(rank, cfg, outdir, port=None):
-    """Run one node of ``cfg`` (a :class:`RunConfig`) and write ``outdir/rank{rank}.npz``."""
+    """Run one node of ``cfg`` (a :class:`RunConfig`) and write ``outdir/rank{rank}.npz``.
+
+    With ``rank=None`` the rank comes from the ``RANK`` environment variable and
+    the rendezvous from ``MASTER_ADDR``/``MASTER_PORT``, as ``torchrun`` sets
+    them (``WORLD_SIZE`` must equal ``cfg.nproc``).
+    """
+    if rank is None:
+        rank = int(os.environ["RANK"])
+        world = int(os.environ.get("WORLD_SIZE", cfg.nproc))
+        if world != cfg.nproc:
+            raise DistributedError(f"WORLD_SIZE = {world} but cfg.nproc = {cfg.nproc}")
     dist = _init(rank, cfg.nproc, port, cfg.timeout)
     try:
         _run(rank, cfg, Path(outdir), dist)
