@@ -393,7 +393,31 @@ def _cmd_run(a, out, err=None):
         state = "cached" if hit else "ran"
         figs = ", ".join(str(p) for p in paths.values()) or "no figures"
         out.write(f"{path}: {state}; {figs}\n")
+        for line in _fit_lines(result):
+            out.write(f"  {line}\n")
     return 0
+
+
+def _fit_lines(result):
+    """Fitted slopes (all points, and the last three) of rate experiments."""
+    from . import rates
+
+    runs = result.get("runs") if isinstance(result, dict) else None
+    if not runs or "stationarity" not in runs[0]:
+        return []
+    xkey = "n" if "n" in runs[0] and "K" in result else "K"
+    if any(xkey not in r for r in runs) or len({r[xkey] for r in runs}) != len(runs):
+        return []
+    x = np.array([r[xkey] for r in runs], float)
+    lines = []
+    for key in ("stationarity", "consensus"):
+        Y = np.array([r[key] for r in runs]).T
+        if np.any(Y <= 0):
+            continue
+        lines.append(f"{key} vs {xkey}: {rates.fit_loglog(x, Y)}")
+        if len(x) > 3:
+            lines.append(f"{key} vs {xkey}, last 3 points: {rates.fit_loglog(x[-3:], Y[:, -3:])}")
+    return lines
 
 
 def main(argv=None, out=None, err=None):

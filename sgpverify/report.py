@@ -55,7 +55,7 @@ def format_table(checks):
     rows = [("check", "measured", "predicted", "verdict")]
     for c in checks:
         rows.append((c.name, c.measured, c.predicted, "PASS" if c.passed else "FAIL"))
-    w = [min(72, max(len(r[i]) for r in rows)) for i in range(4)]
+    w = [min(80, max(len(r[i]) for r in rows)) for i in range(4)]
     lines = []
     for j, r in enumerate(rows):
         lines.append("  ".join(str(v)[: w[i]].ljust(w[i]) for i, v in enumerate(r)).rstrip())
