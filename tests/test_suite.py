@@ -141,3 +141,17 @@ def test_run_config_errors(tmp_path, text, message, capsys):
 @pytest.mark.slow
 def test_full_suite():
     _check_result(suite.run_suite(suite.FULL, seed=0))
+
+
+def test_cli_run_prints_rate_fits(tmp_path, capsys):
+    cfg = tmp_path / "r.toml"
+    cfg.write_text('experiment = "rates"\nseed = 2\nfigures = ["consensus_vs_K"]\n'
+                   "[config]\nn = 4\nd = 3\nKs = [64, 128, 256, 512]\nreplicas = 3\n")
+    code = main(["run", str(cfg), "--out", str(tmp_path / "f"), "--cache", str(tmp_path / "c")])
+    out = capsys.readouterr().out
+    assert code == 0 and (tmp_path / "f" / "consensus_vs_K.png").exists()
+    lines = [line for line in out.splitlines() if "loglog slope" in line]
+    # overall and last-3-points fits, for stationarity and consensus
+    assert len(lines) == 4 and "3 replicas" in lines[0]
+    slope = float(lines[0].split("loglog slope ")[1].split()[0])
+    assert -1.0 < slope < 0.0  # the stationarity average decreases with K
