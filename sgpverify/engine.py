@@ -561,13 +561,19 @@ def _axpy(a, G, X):
 
 
 def _node_sum(G, ones):
-    """Sum over the node axis of G (n, R, d) -> (R, d), as ``ones @ G`` (BLAS
-    dgemv: one streaming read; numpy's axis-0 reduction of (n, R, d) is slow
-    for small d)."""
+    """Sum over the node axis of G (n, R, d) -> (R, d).
+
+    Small arrays: ``ones @ G`` (BLAS dgemv; numpy's outer-axis reduction is
+    slow when R d is small). Large arrays: numpy's reduction, one streaming read;
+    a multi-threaded dgemv there leaves BLAS threads spinning that slowed the
+    following single-threaded steps (measured: mass tracking cost 2-3 copies
+    with dgemv, 1-1.6 with numpy, in benchmarks/bench_engine.py)."""
     n = G.shape[0]
-    if G.flags.c_contiguous:
-        return (ones @ G.reshape(n, -1)).reshape(G.shape[1:])
-    return G.sum(axis=0)
+    if not G.flags.c_contiguous:
+        return G.sum(axis=0)
+    if G.size >= _BLAS_MIN:
+        return G.reshape(n, -1).sum(axis=0).reshape(G.shape[1:])
+    return (ones @ G.reshape(n, -1)).reshape(G.shape[1:])
 
 
 def _check_finite(X, w, k, gamma, problem):
