@@ -18,12 +18,12 @@ import math
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components, shortest_path
+from scipy.sparse.csgraph import shortest_path
 
 from ._json import jsonable
 from ._validate import check_choice, check_int, rng_for
 from .errors import MixingAssumptionError
-from .graphs import PeriodicTopology, Topology
+from .graphs import PeriodicTopology, is_strongly_connected
 from .mixing import EPS, MixingSchedule, column_sum_tolerance, mixing_schedule
 
 __all__ = ["MixingReport", "check_mixing", "find_B", "diameter", "contraction"]
@@ -204,15 +204,9 @@ def _pattern_edges(P):
 
 def _union_graph(N, edge_sets):
     e = np.concatenate(edge_sets) if edge_sets else np.zeros((0, 2), np.int64)
-    g = sp.csr_array((np.ones(len(e), dtype=np.int8), (e[:, 0], e[:, 1])), shape=(N, N))
+    g = sp.csr_array((np.ones(len(e), dtype=bool), (e[:, 0], e[:, 1])), shape=(N, N))
     g.sum_duplicates()
     return g
-
-
-def _is_sc(g):
-    if g.shape[0] == 1:
-        return True
-    return connected_components(g, directed=True, connection="strong")[0] == 1
 
 
 def find_B(N, edges_of, horizon, period=None):
@@ -240,7 +234,7 @@ def find_B(N, edges_of, horizon, period=None):
         if key is not None and key in cache:
             return cache[key]
         ks = sorted(key) if key is not None else range(a, b)
-        ok = _is_sc(_union_graph(N, [edges_of(k) for k in ks]))
+        ok = is_strongly_connected(N, np.concatenate([edges_of(k) for k in ks]))
         if key is not None:
             cache[key] = ok
         return ok

@@ -21,7 +21,6 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import json
-import math
 import os
 import socket
 import tempfile
@@ -475,7 +474,6 @@ def check_against_simulator(res):
     alg = {"sgp": "sgp", "osgp": "sgp", "dpsgd": "dpsgd", "allreduce": "allreduce"}[cfg.algorithm]
     tr = simulate(prob, topo, step_size=cfg.step_size, n_iter=cfg.iters, x0=cfg.start(),
                   algorithm=alg, seed=cfg.seed, record_every=cfg.record_every, record_states=True)
-    d = cfg.dim
     x0_sum = cfg.start().sum(axis=0)
     expected = x0_sum - cfg.step_size * np.asarray(res.totals["applied_sum"])
     mass_error = float(np.max(np.abs(np.asarray(res.totals["x_sum"]) - expected)))
@@ -495,12 +493,6 @@ def check_against_simulator(res):
     else:
         out["max_deviation"] = None  # real asynchrony: no single simulated trajectory to compare
     return out
-
-
-def _ensure_json(d):
-    from ._json import jsonable
-
-    return json.loads(json.dumps(jsonable(d)))
 
 
 # ---------------------------------------------------------------- torch.nn.Module wrapper
@@ -594,19 +586,13 @@ class GossipSGD:
         self._write_params()
 
 
-def _mlp_data(n, seed):
-    prob = problems.NonconvexLogistic(n, 10, samples=240 * n, split="label", seed=seed)
-    return prob
-
-
 def _mlp_rank(rank, nproc, algorithm, steps, lr, seed, outdir, port, tau=1, timeout=60.0):
     """Train a small MLP on this rank's non-IID shard (label-sorted split); write accuracy."""
     import torch
-    import torch.distributed as dist
 
     dist = _init(rank, nproc, port, timeout)
     torch.manual_seed(seed)  # the same initial model on every rank
-    prob = _mlp_data(nproc, seed)
+    prob = problems.NonconvexLogistic(nproc, 10, samples=240 * nproc, split="label", seed=seed)
     a, b = int(prob.offsets[rank]), int(prob.offsets[rank + 1])
     X = torch.from_numpy(np.ascontiguousarray(prob.features[a:b], dtype=np.float32))
     y = torch.from_numpy(((prob.labels[a:b] + 1) // 2).astype(np.int64))

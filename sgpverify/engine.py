@@ -26,7 +26,7 @@ from . import metrics
 from ._validate import check_choice, check_float, check_int, check_seed
 from .errors import SimulationDivergedError
 from .graphs import Topology
-from .mixing import MixingSchedule, delay_model, metropolis_matrix, mixing_schedule
+from .mixing import MixingSchedule, delay_model, mixing_schedule
 from .problems import check_problem
 
 try:  # in-place Y += A @ X for CSR / CSC A (no temporary): scipy's own kernels
@@ -381,12 +381,9 @@ def simulate(
     def record(k):
         X, w = st.X, st.w
         _check_finite(X, w, k, gamma, problem)
-        tot = X.sum(axis=0)
-        tot_w = w.sum(axis=0)
-        if push and len(st.inbox) > 1:  # mass in flight
-            for B, Bw in zip(st.inbox, st.inbox_w):
-                tot += B.sum(axis=0)
-                tot_w += Bw.sum(axis=0)
+        in_flight = push and len(st.inbox) > 1  # with tau = 0 the single slot is empty here
+        tot = metrics.total(X, st.inbox if in_flight else ())
+        tot_w = metrics.total(w, st.inbox_w if in_flight else ())
         xbar = tot / n  # (R, d)
         np.divide(X, w[:, :, None], out=Z)
         rec["iterations"].append(k)

@@ -694,7 +694,7 @@ def is_strongly_connected(n, edges):
     e = np.asarray(edges).reshape(-1, 2)
     if len(e) < n:
         return False
-    g = csr_matrix((np.ones(len(e), dtype=np.int8), (e[:, 0], e[:, 1])), shape=(n, n))
+    g = csr_matrix((np.ones(len(e), dtype=bool), (e[:, 0], e[:, 1])), shape=(n, n))
     ncomp, _ = connected_components(g, directed=True, connection="strong")
     return ncomp == 1
 

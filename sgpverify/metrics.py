@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["consensus", "average"]
+__all__ = ["consensus", "total", "average"]
 
 _CHUNK_ELEMS = 1 << 16  # ~0.5 MB temporaries: stay in cache, never a full-size copy
 
@@ -50,9 +50,17 @@ def consensus(Z, xbar):
     return float(out[0]) if flat else out
 
 
-def average(X, inbox=()):
-    """``xbar = (1/n) * (sum of the numerators + the mass in flight)``, shape (R, d)."""
+def total(X, inbox=()):
+    """Sum over the node axis of X plus every inbox slot (the mass in flight).
+
+    Works for numerators (n, R, d) and for push-sum weights (n, R).
+    """
     tot = X.sum(axis=0)
     for B in inbox:
-        tot = tot + B.sum(axis=0)
-    return tot / X.shape[0]
+        tot += B.sum(axis=0)
+    return tot
+
+
+def average(X, inbox=()):
+    """``xbar = (1/n) * (sum of the numerators + the mass in flight)``, shape (R, d)."""
+    return total(X, inbox) / X.shape[0]

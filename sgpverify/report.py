@@ -22,8 +22,6 @@ import tempfile
 import tomllib
 from pathlib import Path
 
-import numpy as np
-
 from ._json import jsonable
 from . import __version__
 
