@@ -556,14 +556,14 @@ def test_limit(x, estimates, *, predicted, delta=0.05, omega=0.5, confidence=0.9
     Returns
     -------
     ExponentTest
-        Verdict rules, in order: ``fail`` if the interval lies outside the band
-        (for ``bound_only``, only above it); ``fail`` also, whatever the model,
-        if the last estimate's interval lies outside the band and the estimates
-        do not approach the band (the last no nearer than the first);
-        ``inconclusive`` if the correction model is rejected (p < ``GOF_ALPHA``)
-        or the interval is wider than ``delta``; ``pass`` if the interval lies
-        inside the band (for ``bound_only``, below its top); otherwise
-        ``inconclusive``.
+        Verdict rules, in order: ``fail``, whatever the model, if the last
+        estimate's interval lies outside the band and the estimates do not
+        approach it (the last no nearer than the first); ``inconclusive`` if
+        the correction model is rejected (p < ``GOF_ALPHA``: the extrapolation
+        is not to be trusted); ``fail`` if the interval lies outside the band
+        (for ``bound_only``, only above it); ``inconclusive`` if the interval
+        is wider than ``delta``; ``pass`` if it lies inside the band (for
+        ``bound_only``, below its top); otherwise ``inconclusive``.
 
     Examples
     --------
@@ -610,14 +610,16 @@ def test_limit(x, estimates, *, predicted, delta=0.05, omega=0.5, confidence=0.9
     dist = np.abs(ls_mean - predicted)
     not_toward = m >= 2 and dist[-1] >= dist[0]
     last_out = last_lo > band_hi or (not bound_only and last_hi < band_lo)
-    if lo > band_hi or (not bound_only and hi < band_lo):
-        verdict, reason = "fail", f"interval [{lo:.3f}, {hi:.3f}] outside the band [{band_lo:.3f}, {band_hi:.3f}]"
-    elif not_toward and last_out:
+    gof_bad = gof is not None and gof < GOF_ALPHA
+    model_free_fail = not_toward and last_out
+    if model_free_fail:
         verdict, reason = "fail", (f"the estimates ({', '.join(f'{v:.3f}' for v in ls_mean)}) do not approach "
                                    f"the band and the last one's interval [{last_lo:.3f}, {last_hi:.3f}] lies outside it")
-    elif gof is not None and gof < GOF_ALPHA:
+    elif gof_bad:
         verdict, reason = "inconclusive", (f"the correction model x^-{omega:g} does not fit the estimates "
                                            f"(p = {gof:.2g} < {GOF_ALPHA}); larger x would settle it")
+    elif lo > band_hi or (not bound_only and hi < band_lo):
+        verdict, reason = "fail", f"interval [{lo:.3f}, {hi:.3f}] outside the band [{band_lo:.3f}, {band_hi:.3f}]"
     elif hi - lo > delta:
         verdict, reason = "inconclusive", (f"interval width {hi - lo:.3f} > delta = {delta:g}; "
                                            "more replicas or larger x would settle it")

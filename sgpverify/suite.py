@@ -33,6 +33,7 @@ from scipy import stats
 from . import __version__, graphs, mixing, problems, rates, theory
 from .assumptions import FIT_MARGIN, check_mixing
 from .engine import simulate
+from .errors import SimulationDivergedError
 
 __all__ = [
     "SuiteConfig", "Check", "SuiteResult", "Claim", "Control", "Variant", "QUICK", "FULL", "PRESETS",
@@ -89,6 +90,7 @@ class SuiteConfig:
     Ks: tuple = (256, 512, 1024, 2048, 4096)
     rate_replicas: int = 32
     replicas: int = 8
+    speedup_replicas: int = 16
     speedup_ns: tuple = (4, 8, 16, 32)
     speedup_Ks: tuple = (1024, 2048, 4096)
     descent_Ks: tuple = (512, 2048)
@@ -560,7 +562,7 @@ def exp_speedup(cfg, seed, variant=NONE, progress=None, schedules=None):
             prob = make_prob(n, seed)
             topo = make(n, seed)
             for K in cfg.speedup_Ks:
-                runs.append(_run(cfg, prob, topo, K, seed, variant))
+                runs.append(_run(cfg, prob, topo, K, seed, variant, replicas=cfg.speedup_replicas))
                 if progress:
                     progress(f"speedup {label} n={n} K={K}")
         out[label] = {"runs": runs}
@@ -1131,7 +1133,8 @@ CLAIMS = (
           "regressed on K^-1/2), t interval over replicas",
           f"pass iff the 95% interval lies in -1/2 +- {RATE_DELTA} on every schedule; fail iff outside (two-sided: "
           "with noise the rate is attained); inconclusive if the K^-1/2 correction model is rejected "
-          "(p < 0.01) or the interval is wider than delta",
+          "(p < 0.01) or the interval is wider than delta; fail also if the local slopes move away from the band and the "
+          "last lies outside it",
           _c("constant-step", "gamma = sqrt(n/K_min) at every K instead of sqrt(n/K)", ("rates",), step="constant"),
           check_stationarity_rate),
     Claim("consensus-rate",
@@ -1229,27 +1232,32 @@ def _run_experiments(cfg, seed, keys, variant=NONE, progress=None, base=None):
     data = {}
     sch = None if variant is NONE else _pick(cfg, variant)
     for key in keys:
-        if key == "mixing":
-            data[key] = exp_mixing(cfg, seed, variant, progress)
-        elif key == "rates":
-            data[key] = exp_rates(cfg, seed, variant, progress, schedules=sch)
-        elif key == "speedup":
-            data[key] = exp_speedup(cfg, seed, variant, progress, schedules=sch)
-        elif key == "descent":
-            data[key] = exp_descent(cfg, seed, variant, progress)
-        elif key == "theorem":
-            mix = (base or data)["mixing"]
-            only = None
-            if variant is not NONE and base is not None:  # control: only where the theorem applies
-                only = [lab for lab, e in base["theorem"]["schedules"].items() if e.get("run")] or None
-            data[key] = exp_theorem(cfg, seed, mix, variant, progress, only=only)
-        elif key == "delays":
-            data[key] = exp_delays(cfg, seed, variant, progress)
-        elif key == "baselines":
-            data[key] = exp_baselines(cfg, seed, variant, progress, schedules=sch)
-        elif key == "weights":
-            data[key] = exp_weights(cfg, seed)
+        try:
+            _run_experiment(cfg, seed, key, variant, progress, base, data, sch)
+        except SimulationDivergedError as exc:
+            # a run that blows up is a finding about the setting (step size, weight floor), not a
+            # user mistake: every check that needs this experiment is inconclusive and says why
+            data[key] = {"error": str(exc)}
+            if progress:
+                progress(f"{key}: diverged")
     return data
+
+
+def _run_experiment(cfg, seed, key, variant, progress, base, data, sch):
+    """Run experiment ``key`` into ``data`` (``sch``: the schedules a control runs on)."""
+    if key == "theorem":
+        mix = (base or data)["mixing"]
+        if "error" in mix:
+            raise SimulationDivergedError(mix["error"])
+        only = None
+        if variant is not NONE and base is not None and "schedules" in base.get("theorem", {}):
+            # a control runs only where the theorem applies
+            only = [lab for lab, e in base["theorem"]["schedules"].items() if e.get("run")] or None
+        data[key] = exp_theorem(cfg, seed, mix, variant, progress, only=only)
+    elif key in ("rates", "speedup", "baselines"):
+        data[key] = EXPERIMENTS[key](cfg, seed, variant, progress, schedules=sch)
+    else:
+        data[key] = EXPERIMENTS[key](cfg, seed, variant, progress)
 
 
 def exp_weights(cfg, seed, variant=NONE, progress=None):
@@ -1261,11 +1269,24 @@ def exp_weights(cfg, seed, variant=NONE, progress=None):
             "weight_max": tr.weight_max.tolist()}
 
 
+EXPERIMENTS = {"mixing": exp_mixing, "rates": exp_rates, "speedup": exp_speedup, "descent": exp_descent,
+               "delays": exp_delays, "baselines": exp_baselines, "weights": exp_weights}
 EXPERIMENT_ORDER = ("mixing", "rates", "speedup", "descent", "theorem", "delays", "baselines", "weights")
 
 
+def _evaluate(claim, cfg, data):
+    errors = [f"{k}: {data[k]['error']}" for k in claim.experiments if k in data and "error" in data[k]]
+    if claim.name == "theorem1-bound" and "error" in data.get("mixing", {}):
+        errors.append(f"mixing: {data['mixing']['error']}")
+    if errors:
+        return dict(verdict="inconclusive", measured="a run diverged", predicted="-",
+                    detail="; ".join(errors) + " (outside the step-size regime of the analysis: see the effective "
+                    "step gamma / w_min against 1/L)")
+    return claim.check(cfg, data)
+
+
 def _make_check(claim, cfg, data):
-    res = claim.check(cfg, data)
+    res = _evaluate(claim, cfg, data)
     return Check(name=claim.name, verdict=res["verdict"], measured=res["measured"], predicted=res["predicted"],
                  criterion=claim.criterion, detail=res["detail"], code=_code(claim.check), extra=res.get("extra", {}))
 
@@ -1312,7 +1333,7 @@ def run_suite(config=QUICK, seed=0, progress=None, controls=False, only=None):
                                                            base=data)
             cdata = dict(data)
             cdata.update(control_data[cache_key])
-            cres = claim.check(config, cdata)
+            cres = _evaluate(claim, config, cdata)
             chk = dataclasses.replace(chk, control={
                 "name": ctl.name, "description": ctl.description, "verdict": cres["verdict"],
                 "detected": cres["verdict"] == "fail", "measured": cres["measured"]})
@@ -1390,6 +1411,7 @@ def validate_config(cfg):
         raise ValueError(f"delay must be one of fixed, random, got {cfg.delay!r}")
     check_int("replicas", cfg.replicas, min_value=3)
     check_int("rate_replicas", cfg.rate_replicas, min_value=3)
+    check_int("speedup_replicas", cfg.speedup_replicas, min_value=3)
     for name in ("Ks", "speedup_ns", "speedup_Ks"):
         v = getattr(cfg, name)
         if len(v) < 2 or any(not isinstance(x, int) or x < 1 for x in v) or list(v) != sorted(set(v)):
