@@ -98,11 +98,13 @@ class Trace:
         out = {
             f.name: getattr(self, f.name)
             for f in dataclasses.fields(self)
-            if f.name not in ("x", "w", "z") + self.SERIES + ("iterations",)
+            if f.name not in ("x", "w", "z", "step_sq", "z_history") + self.SERIES + ("iterations",)
         }
         out["final"] = self.final()
         out["iterations"] = self.iterations.tolist()
         out["series"] = {k: getattr(self, k).tolist() for k in self.SERIES}
+        if self.step_sq is not None:
+            out["series"]["step_sq"] = self.step_sq.tolist()
         if states:
             out.update(x=self.x.tolist(), w=self.w.tolist(), z=self.z.tolist())
         return out
