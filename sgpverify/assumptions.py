@@ -40,6 +40,7 @@ __all__ = [
     "exact_rate",
     "envelope",
     "validate_envelope",
+    "rate_bound_valid",
     "EffectiveStep",
     "effective_step",
     "weight_floor_ok",
@@ -134,6 +135,10 @@ class MixingReport:
     fit_envelope_worst_ratio : float
         The same for ``(C_fit, q_fit)``: > 1 shows the fit failing beyond its
         window (where the envelope horizon is long enough to see it).
+    q_fit_below_true : bool
+        ``q_fit < q_exact`` (periodic) or ``q_fit <`` the lower end of the
+        Lyapunov interval: the fitted envelope must fail for large t, even
+        where that happens below round-off and no measurement sees it.
     one_over_one_minus_q, one_over_one_minus_q_fit : float
         ``1 / (1 - q)`` for the envelope and the fit (inf when q >= 1).
     threshold_log10, threshold_fit_log10, threshold_theory_log10 : float or None
@@ -207,6 +212,7 @@ class MixingReport:
     envelope_horizon_ok: bool
     envelope_worst_ratio: float
     fit_envelope_worst_ratio: float
+    q_fit_below_true: bool
     one_over_one_minus_q: float
     one_over_one_minus_q_fit: float
     threshold_log10: float | None
@@ -658,12 +664,12 @@ def _lyapunov(matrix_of, N, steps, segments, burn_in, period, rng):
             v /= np.linalg.norm(v)
     usable = steps - burn_in
     seg = usable // segments
-    if period:
+    if period and seg:
         seg = max(period, seg // period * period)
     m = min(segments, usable // seg) if seg else 0
     if m < 2:
         raise ValueError(
-            f"steps must leave at least 2 segments of >= 1 period after burn_in, got steps = {steps}, "
+            f"steps must leave at least 2 segments (and one step per segment, whole periods) after burn_in, got steps = {steps}, "
             f"burn_in = {burn_in}, segments = {segments}, period = {period}"
         )
     block = logs[burn_in : burn_in + m * seg].reshape(m, seg)
@@ -866,6 +872,33 @@ def exact_rate(source, *, tau=0, delay="fixed", seed=None, weights="push", dense
     rate = rho ** (1.0 / S.period)
     gap = log10_gap(log_q=math.log(rho) / S.period) if rho > 0 else 0.0
     return ExactRate(rate=rate, rho=rho, period=S.period, log10_gap=gap, method=method)
+
+
+def rate_bound_valid(bound_log10_gap, true_log10_gap, N=1, q_atol=None):
+    """Whether a rate bound q_bound is at least the true rate, compared as ``log10(1 - q)``.
+
+    ``q_bound >= q_true`` iff ``log10(1 - q_bound) <= log10(1 - q_true)``; in
+    log space the comparison stays exact when both q round to 1.0 (where
+    ``q <= q_bound`` in floating point is vacuous). One-sided, allowing an
+    absolute error ``q_atol`` on the computed true rate (default
+    ``64 N eps``, the round-off of an eigenvalue of an N-row product).
+
+    Examples
+    --------
+    >>> rate_bound_valid(-174.3, -0.46)        # Nedic-Olshevsky vs random-peer n = 16
+    True
+    >>> rate_bound_valid(-0.40, -0.46)         # a bound faster than the true rate
+    False
+    >>> rate_bound_valid(-100.0, -200.0, q_atol=0)   # both q round to 1.0, still decided
+    False
+    """
+    if bound_log10_gap is None or true_log10_gap is None:
+        return None
+    if not math.isfinite(true_log10_gap):  # no contraction: no q < 1 bounds it
+        return bool(bound_log10_gap == -math.inf)
+    q_atol = 64 * EPS * N if q_atol is None else float(q_atol)
+    tol = q_atol / (math.log(10) * 10.0**true_log10_gap)
+    return bool(bound_log10_gap <= true_log10_gap + tol)
 
 
 def validate_envelope(dev, C, q, floor=ROUND_OFF_FLOOR):
@@ -1444,9 +1477,7 @@ def check_mixing(
     elif q_th == 0.0:
         th_valid = bool(true_gap == 0.0)
     else:
-        # one-sided with the round-off of a computed rate (~ N eps) turned into log10(1 - q)
-        tol = 64 * EPS * N / (math.log(10) * 10.0**true_gap) if math.isfinite(true_gap) else 0.0
-        th_valid = bool(th_gap is not None and math.isfinite(true_gap) and th_gap <= true_gap + tol)
+        th_valid = rate_bound_valid(th_gap, true_gap, N)
 
     def inv_gap(qq):
         return 1.0 / (1.0 - qq) if qq < 1.0 else math.inf
@@ -1490,6 +1521,7 @@ def check_mixing(
         envelope_horizon_ok=bool(reaches or (over_fit is not None and over_fit >= 10)),
         envelope_worst_ratio=env_ratio,
         fit_envelope_worst_ratio=fit_ratio,
+        q_fit_below_true=bool(q_fit < (q_exact if q_exact is not None else lyap.interval[0])),
         one_over_one_minus_q=inv_gap(q),
         one_over_one_minus_q_fit=inv_gap(q_fit),
         threshold_log10=thr(Cm, q),
