@@ -505,7 +505,9 @@ def test_fit_on_short_window_fails_validation_envelope_does_not(kind, tau, horiz
     S = mixing.mixing_schedule(graphs.by_name(kind, 16, seed=0), tau=tau)
     starts = sorted({int(s) for s in np.linspace(0, max(0, (horizon - 1) // 2), 4)})
     dev, _ = assumptions.deviation_series(S.matrix, S.N, 16, starts, np.arange(S.N), r.envelope_horizon, horizon)
-    assert assumptions.validate_envelope(dev, r.C_fit, r.q_fit) == pytest.approx(r.fit_envelope_worst_ratio, rel=1e-9)
+    # (check_mixing tracks one column of circulant schedules; the worst ratio sits near the
+    # round-off floor, where columns differ by round-off of relative size ~1e-16 / 1e-13)
+    assert assumptions.validate_envelope(dev, r.C_fit, r.q_fit) == pytest.approx(r.fit_envelope_worst_ratio, rel=5e-3)
 
 
 def test_deviation_series_matches_contraction_inside_the_horizon():
