@@ -654,3 +654,20 @@ def test_check_mixing_stays_fast():
     for name in ["exponential", "random-peer", "erdos-renyi"]:
         sv.check_mixing(graphs.by_name(name, 16, seed=0), horizon=200)
     assert time.perf_counter() - t0 < 6.0  # about 1 s on a loaded 2-core machine
+
+
+def test_constants_experiment_runs_and_plots(tmp_path):
+    pytest.importorskip("matplotlib")
+    from sgpverify import report
+
+    cfg = tmp_path / "constants.toml"
+    cfg.write_text('experiment = "constants"\nseed = 0\nfigures = ["mixing_constants"]\n\n'
+                   "[config]\nn = 8\nmixing_horizon = 30\n")
+    result, paths, hit = report.run_config(cfg, out=tmp_path / "fig", cache_dir=tmp_path / "cache")
+    assert not hit and paths["mixing_constants"].endswith("mixing_constants.png")
+    rows = result["rows"]
+    assert len(rows) >= 6 and {r["family"] for r in rows} >= {"random-peer", "exponential tau=1", "torus"}
+    for r in rows:
+        assert r["q"] >= (r["q_exact"] if r["q_exact"] is not None else r["q_lyapunov_interval"][1])
+        assert r["envelope_worst_ratio"] <= 1 + 1e-12
+    assert report.run_config(cfg, out=tmp_path / "fig", cache_dir=tmp_path / "cache")[2]  # cached
