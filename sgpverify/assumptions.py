@@ -286,7 +286,8 @@ def format_report(r):
                              f"{'' if r.envelope_horizon_over_fit is None else f', {r.envelope_horizon_over_fit:.3g} x fit window'})"
                              f"{'' if r.envelope_horizon_ok else ' TOO SHORT'}"),
         ("q_fit, C_fit", f"{_fmt(r.q_fit)}, {_fmt(r.C_fit)} (window {_fmt(r.q_fit_window)}, "
-                         f"worst dev/(C q^t) = {r.fit_envelope_worst_ratio:.6g})"),
+                         f"worst dev/(C q^t) = {r.fit_envelope_worst_ratio:.6g}"
+                         f"{'; BELOW the true rate: fails for large t' if r.q_fit_below_true else ''})"),
         ("1/(1-q): envelope, fit", f"{_fmt(r.one_over_one_minus_q)}, {_fmt(r.one_over_one_minus_q_fit)}"),
         ("log10 threshold (L=1)", f"envelope {_fmt(r.threshold_log10)}, fit {_fmt(r.threshold_fit_log10)}, "
                                   f"theory {_fmt(r.threshold_theory_log10)}"),
