@@ -671,3 +671,21 @@ def test_constants_experiment_runs_and_plots(tmp_path):
         assert r["q"] >= (r["q_exact"] if r["q_exact"] is not None else r["q_lyapunov_interval"][1])
         assert r["envelope_worst_ratio"] <= 1 + 1e-12
     assert report.run_config(cfg, out=tmp_path / "fig", cache_dir=tmp_path / "cache")[2]  # cached
+
+
+def test_effective_step_predicts_the_engine_amplification():
+    # a step inside gamma <= 1/L, stable on the exponential graph (w = 1), is amplified by
+    # the small push-sum weights of random-peer: the effective-step check flags it
+    from sgpverify import problems
+
+    prob = problems.QuadraticCosine(n=16, d=4, seed=0)
+    gamma = 0.9 / prob.L
+    out = {}
+    for topo in [graphs.exponential(16), graphs.random_peer(16, seed=1)]:
+        tr = sv.simulate(prob, topo, step_size=gamma, n_iter=300, seed=0)
+        w = sv.check_mixing(topo, horizon=300, lyapunov_steps=200).weight_min
+        assert w == pytest.approx(float(np.min(tr.weight_min)), rel=1e-9)
+        out[topo.name.split("(")[0]] = (float(np.asarray(tr.consensus)[-1]), assumptions.effective_step(gamma, w, prob.L))
+    (c_exp, e_exp), (c_rp, e_rp) = out["exponential"], out["random-peer"]
+    assert e_exp.ok and not e_rp.ok
+    assert c_rp > 100 * c_exp
