@@ -8,6 +8,18 @@ contraction constants C and q of the products ``P^(k:s)``, and the push-sum
 weight floor. It also evaluates the published Nedic-Olshevsky constants for the
 same n and B so that users see how loose they are.
 
+The rate of the products is obtained three ways (issue 9, docs/constants.md):
+:func:`exact_rate` (periodic schedules: the period product's spectral radius
+on the disagreement subspace, to the power 1/period), :func:`lyapunov_rate`
+(every schedule: top Lyapunov exponent, with a 95% interval) and the old
+log-linear fit (:func:`fit_contraction`, kept as ``q_fit``). The envelope
+``(C, q)`` reported takes ``q`` at least the exact rate (or the Lyapunov upper
+end) and validates ``C q^t`` against the deviations until round-off
+(:func:`envelope`, :func:`validate_envelope`). :func:`effective_step`,
+:func:`weight_floor_ok`, :func:`rate_bound_valid`, :func:`theorem1_threshold`
+and :func:`nedic_olshevsky_constants` turn the constants into the checks of
+the analysis, each with a negative control in the tests.
+
 All values are measured on the schedule at hand; nothing is assumed.
 """
 
@@ -50,6 +62,10 @@ __all__ = [
     "nedic_olshevsky_constants",
     "nedic_olshevsky_hypotheses",
     "log10_gap",
+    "NEDIC_OLSHEVSKY_HYPOTHESES",
+    "CONSTANTS_FAMILIES",
+    "constants_table",
+    "format_constants_table",
 ]
 
 #: Deviations below this (absolute, entries are in [0, 1]) count as exact rank one.
