@@ -689,3 +689,15 @@ def test_effective_step_predicts_the_engine_amplification():
     (c_exp, e_exp), (c_rp, e_rp) = out["exponential"], out["random-peer"]
     assert e_exp.ok and not e_rp.ok
     assert c_rp > 100 * c_exp
+
+
+@pytest.mark.slow
+def test_exact_rate_large_augmented_schedule_matches_lyapunov():
+    # N = 2048 rows: ARPACK on the period's sparse steps against a long vector propagation
+    topo = graphs.exponential(1024)
+    ex = assumptions.exact_rate(topo, tau=1)
+    assert ex.method == "arpack"
+    ly = assumptions.lyapunov_rate(topo, tau=1, steps=20000, segments=20)
+    assert ly.rate == pytest.approx(ex.rate, rel=1e-3)
+    r = sv.check_mixing(topo, tau=1, horizon=50, lyapunov_steps=400)
+    assert r.q_exact == ex.rate and r.q >= r.q_exact and r.envelope_reaches_floor
