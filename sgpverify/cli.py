@@ -82,7 +82,13 @@ def build_parser():
                    help="straggler nodes (send only every --straggle-every steps)")
     m.add_argument("--straggle-every", type=int, default=2, metavar="E",
                    help="a straggler sends on steps k with k %% E == 0 (default 2)")
-    m.add_argument("--json", action="store_true", help="print one JSON object")
+    m.add_argument("--envelope-horizon", type=int, metavar="T",
+                   help="largest product length for the envelope (C, q) (default: until round-off, "
+                        "at most max(10 x horizon, 1000))")
+    m.add_argument("--lyapunov-steps", type=int, default=2000, metavar="S",
+                   help="steps of the Lyapunov rate estimate (default 2000)")
+    m.add_argument("--json", action="store_true",
+                   help="print one JSON object (q_exact, q_lyapunov, the envelope C, q and the fitted C_fit, q_fit, ...)")
     m.set_defaults(func=_cmd_mixing)
 
     from .engine import ALGORITHMS
@@ -254,7 +260,8 @@ def _cmd_mixing(a, out):
                 raise UsageError(f"sgpverify mixing: error: {exc} (in {f})") from None
         source = mats if len(mats) > 1 else mats[0]
     report = check_mixing(
-        source, tau=a.tau, delay=a.delay, horizon=a.horizon, seed=a.seed, weights=a.weights
+        source, tau=a.tau, delay=a.delay, horizon=a.horizon, seed=a.seed, weights=a.weights,
+        envelope_horizon=a.envelope_horizon, lyapunov_steps=a.lyapunov_steps,
     )
     if a.json:
         out.write(json.dumps(report.to_dict()) + "\n")

@@ -21,6 +21,7 @@ FIGURES = (
     "graph_families",
     "pushsum_weights",
     "mixing_heatmaps",
+    "mixing_constants",
 )
 
 
@@ -228,6 +229,42 @@ def mixing_heatmaps(path, n=12):
     return str(path)
 
 
+def mixing_constants(data, path, floor=-6.0):
+    """log10(1 - q) per schedule: exact rate, Lyapunov estimate (95% interval), validated envelope,
+    fitted envelope and the Nedic-Olshevsky q, on one axis (values below ``floor`` drawn at the
+    floor with their value written)."""
+    plt = _plt()
+    rows = data["constants"]["rows"]
+    x = np.arange(len(rows))
+    fig, ax = plt.subplots(figsize=(11, 4.6))
+
+    def col(key):
+        return np.array([np.nan if r[key] is None else r[key] for r in rows], float)
+
+    exact, lyap, env, fit, th = (col(k) for k in ("gap_exact", "gap_lyapunov", "gap_envelope", "gap_fit", "gap_theory"))
+    lo = np.array([r["gap_lyapunov_interval"][0] for r in rows], float)
+    hi = np.array([r["gap_lyapunov_interval"][1] for r in rows], float)
+    clip = lambda v: np.clip(v, floor, 0.0)  # noqa: E731
+    ax.errorbar(x - 0.2, clip(lyap), yerr=[clip(lyap) - clip(lo), clip(hi) - clip(lyap)], fmt="o", ms=5,
+                capsize=3, label="Lyapunov estimate (95% interval)")
+    ax.plot(x - 0.1, clip(exact), "s", ms=7, mfc="none", label="exact: period product")
+    ax.plot(x, clip(env), "v", ms=6, label="validated envelope q")
+    ax.plot(x + 0.1, clip(fit), "x", ms=7, label="fitted q (old)")
+    ax.plot(x + 0.2, clip(th), "_", ms=14, mew=2, color="k", label="Nedic-Olshevsky q_theory")
+    for i, g in enumerate(th):
+        if np.isfinite(g) and g < floor:
+            ax.text(x[i] + 0.2, floor + 0.1, f"{g:.0f}", ha="center", va="bottom", fontsize=7, rotation=90)
+    for i, g in enumerate(exact):
+        if np.isfinite(g) and g >= -1e-12 and rows[i]["q_exact"] is not None and rows[i]["q_exact"] < 1e-3:
+            ax.text(x[i] - 0.1, 0.05, "exact\naverage", ha="center", va="bottom", fontsize=6)
+    ax.set_xticks(x, [r["family"] for r in rows], rotation=30, ha="right", fontsize=8)
+    ax.set_ylim(floor - 0.2, 0.6)
+    ax.set(ylabel="$\\log_{10}(1 - q)$  (lower = slower)",
+           title=f"Per-step contraction rates, n = {rows[0]['n']} (theory clipped at {floor:g})")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return _save(fig, path)
+
+
 #: Which experiments each figure needs.
 NEEDS = {
     "stationarity_vs_K": ("rates",),
@@ -237,6 +274,7 @@ NEEDS = {
     "graph_families": ("mixing",),
     "pushsum_weights": ("weights",),
     "mixing_heatmaps": (),
+    "mixing_constants": ("constants",),
 }
 
 
@@ -244,8 +282,9 @@ def render(name, data, path):
     """Write figure ``name`` (one of :data:`FIGURES`) from experiment ``data`` to ``path``."""
     if name == "mixing_heatmaps":
         return mixing_heatmaps(path)
-    funcs = {"stationarity_vs_K": stationarity_vs_K, "speedup_vs_n": speedup_vs_n, "consensus_vs_K": consensus_vs_K, "delays": delays,
-             "graph_families": graph_families, "pushsum_weights": pushsum_weights}
+    funcs = {"stationarity_vs_K": stationarity_vs_K, "speedup_vs_n": speedup_vs_n, "consensus_vs_K": consensus_vs_K,
+             "delays": delays, "graph_families": graph_families, "pushsum_weights": pushsum_weights,
+             "mixing_constants": mixing_constants}
     if name not in funcs:
         raise ValueError(f"figure must be one of {', '.join(FIGURES)}, got {name!r}")
     return funcs[name](data, path)

@@ -167,7 +167,7 @@ def write_report(result, outdir):
 
 # ---------------------------------------------------------------- experiments from TOML
 
-EXPERIMENTS = ("rates", "speedup", "descent", "delays", "baselines", "mixing", "weights")
+EXPERIMENTS = ("rates", "speedup", "descent", "delays", "baselines", "mixing", "weights", "constants")
 
 
 def load_config(path):
@@ -220,8 +220,14 @@ def run_config(path, out="docs/figures", cache_dir=".sgpverify-cache", progress=
     if hit:
         result = json.loads(cfile.read_text())
     else:
-        fn = getattr(suite, f"exp_{exp}")
-        result = jsonable(fn(cfg, seed, progress=progress))
+        if exp == "constants":  # rates and constants side by side (docs/constants.md)
+            from .assumptions import constants_table
+
+            result = jsonable({"n": cfg.n, "horizon": cfg.mixing_horizon,
+                               "rows": constants_table(cfg.n, cfg.mixing_horizon, seed)})
+        else:
+            fn = getattr(suite, f"exp_{exp}")
+            result = jsonable(fn(cfg, seed, progress=progress))
         cache.mkdir(parents=True, exist_ok=True)
         tmpf = cfile.with_suffix(".tmp")
         tmpf.write_text(json.dumps(result))
