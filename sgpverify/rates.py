@@ -558,7 +558,8 @@ def test_limit(x, estimates, *, predicted, delta=0.05, omega=0.5, confidence=0.9
     ExponentTest
         Verdict rules, in order: ``fail``, whatever the model, if the last
         estimate's interval lies outside the band and the estimates do not
-        approach it (the last no nearer than the first); ``inconclusive`` if
+        approach it (the last no nearer than the first, or farther than the
+        one before); ``inconclusive`` if
         the correction model is rejected (p < ``GOF_ALPHA``: the extrapolation
         is not to be trusted); ``fail`` if the interval lies outside the band
         (for ``bound_only``, only above it); ``inconclusive`` if the interval
@@ -608,7 +609,9 @@ def test_limit(x, estimates, *, predicted, delta=0.05, omega=0.5, confidence=0.9
     ls_se = S.std(axis=0, ddof=1) / math.sqrt(R)
     last_lo, last_hi = ls_mean[-1] - tq * ls_se[-1], ls_mean[-1] + tq * ls_se[-1]
     dist = np.abs(ls_mean - predicted)
-    not_toward = m >= 2 and dist[-1] >= dist[0]
+    # moving away: no nearer than at the start, or receding over the last step (e.g. slopes that
+    # cross the band and keep going)
+    not_toward = m >= 2 and (dist[-1] >= dist[0] or dist[-1] > dist[-2])
     last_out = last_lo > band_hi or (not bound_only and last_hi < band_lo)
     gof_bad = gof is not None and gof < GOF_ALPHA
     model_free_fail = not_toward and last_out

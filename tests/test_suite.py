@@ -87,11 +87,14 @@ def test_envelope_is_valid_and_minimises_the_threshold(quick):
     t = np.arange(dev.size)
     above = dev > suite.ENVELOPE_FLOOR
     assert np.all(dev[above] <= C * q ** t[above] * (1 + 1e-12))
-    assert q >= mx["q_exact"] - 1e-12
+    assert q >= mx["q_exact_dense"] - 1e-12
     # no valid pair on a coarse grid does better
-    for qq in np.linspace(mx["q_exact"] + 1e-6, 0.99, 50):
+    for qq in np.linspace(mx["q_exact_dense"] + 1e-6, 0.99, 50):
         CC = np.max(dev[above] / qq ** t[above])
         assert CC / (1 - qq) >= C / (1 - q) * (1 - 1e-6)
+    # two independent computations: dense products here, check_mixing's deviation series there
+    assert mx["q_exact_dense"] == pytest.approx(mx["q_exact"], abs=1e-9)
+    assert C / (1 - q) == pytest.approx(mx["C"] / (1 - mx["q"]), rel=2e-3)
 
 
 def test_json_and_table(quick, tmp_path):
