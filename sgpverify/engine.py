@@ -188,7 +188,7 @@ class _Mixer:
         if key is not None and key in self._cache:
             return self._cache[key]
         build = _CSR.from_rows
-        lost_share = None
+        lost_share = keep = None
         if self.topo is not None:
             n = self.topo.n
             e = self.topo._valid_edges(k)  # validated and sorted by sender
@@ -201,7 +201,6 @@ class _Mixer:
                 if lost is not None and lost.any():
                     lost_share = np.bincount(src[lost], weights=vals[lost], minlength=n)
                     keep = ~lost
-                    src, dst, vals = src[keep], dst[keep], vals[keep]
         else:
             P = self.S.base_matrix(k)
             n = P.shape[0]
@@ -209,10 +208,14 @@ class _Mixer:
             off = C.row != C.col
             src, dst, vals = C.col[off].astype(np.int64), C.row[off].astype(np.int64), C.data[off]
             diag = np.ascontiguousarray(P.diagonal(), dtype=float)
+        # delays are drawn for every message sent, lost ones included
+        d = self.model.edge_delays(k, src, dst) if self.tau else None
+        if keep is not None:  # lost messages never arrive
+            src, dst, vals = src[keep], dst[keep], vals[keep]
+            d = d[keep] if d is not None else None
         if self.tau == 0:
             out = (None, (diag, build(n, dst, src, vals)), lost_share)
         else:
-            d = self.model.edge_delays(k, src, dst)
             idx = np.arange(n)
             # the self share (never delayed) arrives with the delay-0 messages
             parts = [[_CSR.from_sorted_cols(n, idx, idx, diag)]]
@@ -324,9 +327,10 @@ def simulate(
         which a node's gradient or state is not finite, the node and the step
         size).
     MixingAssumptionError
-        If a push-sum weight falls below ``1e-8`` (and every further factor
-        ``1e-4``) while the schedule, over the second half of the run so far,
-        is not strongly connected: names the nodes that receive nothing.
+        If a push-sum weight falls below ``1e-8`` (then at every further
+        factor ``1e-4``) and the schedule is not strongly connected (over one
+        period; for aperiodic schedules, over the second half of the run so
+        far): names the nodes that receive nothing.
 
     Warns
     -----
@@ -741,12 +745,19 @@ def _window_edges(mixer, a, b):
 def _check_connected(mixer, w, k, alarm):
     """A weight fell below ``alarm`` at iteration k: is the schedule to blame?
 
-    Raises MixingAssumptionError if the union graph of the second half of the
-    run so far is not strongly connected; otherwise returns the next alarm level.
+    Raises MixingAssumptionError if the union graph over one period (periodic
+    schedules) or over the second half of the run so far (aperiodic ones) is
+    not strongly connected; otherwise returns the next alarm level.
     """
     n = w.shape[0]
-    a = k // 2
-    e = _window_edges(mixer, a, max(k, a + 1))
+    period = mixer.S.period if mixer.topo is None else mixer.topo.period
+    if period is not None:  # one period decides for the whole run
+        a, b = 0, period
+        span = f"over its period ({period} step{'s' if period > 1 else ''}, so over the whole run)"
+    else:
+        a, b = k // 2, max(k, k // 2 + 1)
+        span = f"over iterations {a}..{b - 1}"
+    e = _window_edges(mixer, a, b)
     if not is_strongly_connected(n, e):
         indeg = np.bincount(e[:, 1], minlength=n) if len(e) else np.zeros(n, dtype=np.int64)
         deaf = np.flatnonzero(indeg == 0)
@@ -754,7 +765,7 @@ def _check_connected(mixer, w, k, alarm):
         who = (f"node(s) {deaf[:8].tolist()}{' ...' if deaf.size > 8 else ''} receive nothing"
                if deaf.size else "some nodes cannot be reached from others")
         raise MixingAssumptionError(
-            f"schedule is not strongly connected over iterations {a}..{max(k, a + 1) - 1}: {who}; "
+            f"schedule is not strongly connected {span}: {who}; "
             f"the push-sum weight of node {i} fell to {float(w.min()):.3g} at iteration {k}, so z = x / w "
             f"grows without bound (the SGP analysis assumes B-strong connectivity, THEORY.md section 5)"
         )
