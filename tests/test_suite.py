@@ -56,6 +56,7 @@ def test_verdicts_follow_their_criteria(quick):
     assert max(r["mass_error"] for r in runs) < 1e-9
 
 
+@pytest.mark.needs_matplotlib
 def test_report_files_and_atomic_replace(quick, tmp_path):
     out = tmp_path / "rep"
     write_report(quick, out)
@@ -91,6 +92,7 @@ def test_table_has_every_check(quick):
     assert all(c.name in t for c in quick.checks)
 
 
+@pytest.mark.needs_matplotlib
 def test_cli_verify_json_and_exit_code(quick, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(suite, "run_suite", lambda cfg, seed=0, progress=None: quick)
     code = main(["verify", "--quick", "--out", str(tmp_path / "o"), "--json", "--no-progress"])
@@ -110,6 +112,7 @@ def test_cli_verify_bad_input(tmp_path, capsys):
     assert "seed must be an integer >= 0, got -1" in capsys.readouterr().err
 
 
+@pytest.mark.needs_matplotlib
 def test_run_config_caches_and_replots(tmp_path):
     from sgpverify.report import run_config
 
@@ -143,6 +146,7 @@ def test_full_suite():
     _check_result(suite.run_suite(suite.FULL, seed=0))
 
 
+@pytest.mark.needs_matplotlib
 def test_cli_run_prints_rate_fits(tmp_path, capsys):
     cfg = tmp_path / "r.toml"
     cfg.write_text('experiment = "rates"\nseed = 2\nfigures = ["consensus_vs_K"]\n'
