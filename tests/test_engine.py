@@ -437,10 +437,22 @@ def test_replica_zero_bit_equal_across_replica_counts_on_large_arrays():
     r8 = sv.simulate(prob, topo, replicas=8, seed=3, **kw)
     r1 = sv.simulate(prob, topo, replicas=1, seed=3, **kw)
     assert np.array_equal(r8.z[0], r1.z) and np.array_equal(r8.w[0], r1.w)
-    assert np.array_equal(r8.value[:, 0], r1.value)
-    assert np.allclose(r8.consensus[:, 0], r1.consensus, rtol=1e-14, atol=0)
+    for key in sv.Trace.SERIES:  # every recorded series too
+        assert np.array_equal(getattr(r8, key)[:, 0], getattr(r1, key)), key
     ref = reference_sgp(prob, topo, step_size=0.1, n_iter=K, x0=x0, tau=1, delay="random", seed=3, momentum=0.5)
     assert np.allclose(r1.z, ref["z"], rtol=0, atol=1e3 * EPS)
+
+
+@pytest.mark.parametrize("d", [1, 3])
+def test_replica_zero_bit_equal_in_records_for_any_dimension(d):
+    n = 9  # at least 8 nodes: numpy sums a single contiguous column pairwise
+    prob = Noisy(n, d)
+    kw = dict(step_size=0.1, n_iter=6, x0=np.linspace(1, 2, d), tau=1, delay="random", seed=2)
+    r5 = sv.simulate(prob, graphs.random_peer(n, seed=1), replicas=5, **kw)
+    r1 = sv.simulate(prob, graphs.random_peer(n, seed=1), replicas=1, **kw)
+    assert np.array_equal(r5.z[0], r1.z)
+    for key in ("consensus", "grad_norm_sq", "value", "weight_error"):
+        assert np.array_equal(getattr(r5, key)[:, 0], getattr(r1, key)), key
 
 
 @pytest.mark.parametrize("nesterov", [False, True])
