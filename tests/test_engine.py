@@ -622,13 +622,25 @@ def test_divergence_names_the_actual_iteration(algorithm):
     assert np.isfinite(ok.x).all()
 
 
+def test_divergence_without_mass_tracking_names_the_record_interval():
+    prob = problems.QuadraticCosine(4, 2, sigma=0.0, seed=0)
+    kw = dict(step_size=50.0, n_iter=400, x0=np.ones(2), track_mass=False)
+    with pytest.raises(sv.SimulationDivergedError, match=r"not finite at iteration (\d+) \(first seen at this record; "
+                                                         r"finite at iteration \d+\)"):
+        sv.simulate(prob, graphs.ring(4), record_every=50, **kw)
+
+
 def test_disconnected_schedule_is_reported_before_the_numbers_explode():
     # node 0 sends but receives nothing: not strongly connected
     topo = graphs.PeriodicTopology(4, [[[0, 1], [1, 2], [2, 3], [3, 1]]], name="deaf-0")
     prob = problems.QuadraticCosine(4, 2, sigma=0.1, seed=0)
     with pytest.raises(sv.MixingAssumptionError, match=r"not strongly connected over its period .*node\(s\) \[0\] "
-                                                        r"receive nothing; the push-sum weight of node 0 fell to"):
+                                                        r"receive nothing; the push-sum weight of node 0 fell to") as exc:
         sv.simulate(prob, topo, step_size=0.01, n_iter=2000)
+    import re
+
+    w = float(re.search(r"fell to (\S+) at iteration (\d+)", str(exc.value))[1])
+    assert 1e-12 < w < 1e-8  # reported at the first alarm, long before z = x / w explodes
     # aperiodic: the same, named by a window of iterations
     with pytest.raises(sv.MixingAssumptionError, match=r"over iterations \d+\.\.\d+: node\(s\) \[0\] receive nothing"):
         sv.simulate(prob, Aperiodic(topo), step_size=0.01, n_iter=2000)
