@@ -165,8 +165,11 @@ class _Mixer:
     messages, with no zeroing pass. A topology with push weights is turned
     into CSR arrays straight from its edges (``P[i, j] = 1/(outdeg_j + 1)``,
     the same matrix as :func:`sgpverify.mixing.push_matrix`); other schedules
-    go through their scipy matrices. Periodic schedules with deterministic
-    delays are cached per period.
+    go through their scipy matrices. Periodic schedules whose delays cannot
+    depend on k (none, :class:`~sgpverify.mixing.FixedDelay`,
+    :class:`~sgpverify.mixing.LinkDelay`) and that lose no messages are
+    cached per period; the cache never changes a result (the tests compare
+    every run with its aperiodic twin, bit for bit).
     """
 
     def __init__(self, schedule, tau, model, topology=None):
