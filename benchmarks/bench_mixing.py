@@ -37,6 +37,13 @@ What is measured (all in one process, one run, so the ratios are comparable):
    200`` end to end (a separate process: includes interpreter start and
    imports; skip with --no-cli).
 
+Since issue 9 check_mixing also computes the exact rate of periodic schedules
+(circulant FFT, dense eigenvalues or ARPACK on the period's sparse steps), a
+Lyapunov rate over ``lyapunov_steps`` = 2000 steps (one vector: a fixed cost
+that dominates at small n, about 0.3-0.4 s for random_peer whose matrices are
+rebuilt each step) and follows the deviations past the horizon until they
+reach round-off; the "q" column is the validated envelope's q.
+
 Absolute seconds depend on the machine and on its load; the ratios measured
 in the same run are what matter. The dense products use the BLAS threads that
 numpy is configured with (environment left as is); sgpverify's sparse

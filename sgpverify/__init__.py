@@ -28,5 +28,19 @@ __all__ = [
     "MixingAssumptionError",
     "SimulationDivergedError",
     "EffectiveStepWarning",
+    "verify",
     "__version__",
 ]
+
+
+def __getattr__(name):
+    # the suite pulls in sympy (theory): import it only when asked for
+    if name == "verify":
+        from .suite import verify
+
+        return verify
+    if name in ("suite", "theory", "report"):
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'sgpverify' has no attribute {name!r}")

@@ -102,6 +102,7 @@ class Trace:
     weight_lost: np.ndarray
     effective_step_max: float
     z_history: np.ndarray | None = None
+    step_sq: np.ndarray | None = None
 
     SERIES = ("consensus", "grad_norm_sq", "value", "mass_error", "weight_error", "weight_min", "weight_max",
               "mass_lost", "weight_lost")
@@ -115,11 +116,13 @@ class Trace:
         out = {
             f.name: getattr(self, f.name)
             for f in dataclasses.fields(self)
-            if f.name not in ("x", "w", "z") + self.SERIES + ("iterations",)
+            if f.name not in ("x", "w", "z", "step_sq", "z_history") + self.SERIES + ("iterations",)
         }
         out["final"] = self.final()
         out["iterations"] = self.iterations.tolist()
         out["series"] = {k: getattr(self, k).tolist() for k in self.SERIES}
+        if self.step_sq is not None:
+            out["series"]["step_sq"] = self.step_sq.tolist()
         if states:
             out.update(x=self.x.tolist(), w=self.w.tolist(), z=self.z.tolist())
         return out
@@ -267,6 +270,7 @@ def simulate(
     track_mass=True,
     progress=None,
     record_states=False,
+    debias=True,
 ):
     """Simulate SGP (Algorithm 1), tau-OSGP or a baseline on a problem.
 
@@ -318,6 +322,15 @@ def simulate(
     record_states : bool
         Also keep the de-biased states z of every node at each record
         (``Trace.z_history``, shape (T, n, d) or (T, R, n, d)).
+    debias : bool
+        True (Algorithm 1): gradients at, and outputs, ``z = x / w``. False is
+        a deliberately broken variant for negative controls: push-sum without
+        de-biasing (``z = x``), wrong wherever the weights move.
+
+    ``Trace.step_sq`` holds, for each recorded iteration k < K, the mean over
+    nodes of the squared norm of the applied step direction,
+    ``(1/n) sum_i ||g_i^k||^2`` (after momentum), the measured ``G_2^2`` of the
+    consensus bound of docs/theory.md.
 
     Returns
     -------
@@ -434,6 +447,7 @@ def simulate(
     rngs = [np.random.default_rng(s) for s in ss.spawn(R)]
 
     rec = {k: [] for k in ("iterations",) + Trace.SERIES}
+    step_sq = []
     # weights that stay exactly 1 (doubly stochastic, no delay): z = x, no division
     w_may_be_one = tau == 0
     ones = np.ones(n)
@@ -451,7 +465,10 @@ def simulate(
         tot = metrics.total(X, st.inbox if in_flight else ())
         tot_w = metrics.total(w, st.inbox_w if in_flight else ())
         xbar = tot / n  # (R, d)
-        np.divide(X, w[:, :, None], out=Z)
+        if debias:
+            np.divide(X, w[:, :, None], out=Z)
+        else:  # the broken variant outputs the numerators themselves
+            Z[...] = X
         rec["iterations"].append(k)
         rec["consensus"].append(metrics.consensus(Z, xbar))
         rec["grad_norm_sq"].append(np.sum(np.asarray(problem.full_grad(xbar), dtype=float) ** 2, axis=-1))
@@ -481,6 +498,7 @@ def simulate(
                     w_low = wmin
                     if wmin < alarm:
                         alarm = _check_connected(mixer, st.w, k, alarm)
+            if push and not w_may_be_one and debias:
                 np.divide(st.X, st.w[:, :, None], out=Z)
                 G = _gradients(problem, Z, rngs, R)
             else:
@@ -496,6 +514,8 @@ def simulate(
                 # computed anyway): names the actual iteration of a divergence
                 if not math.isfinite(applied.sum()):
                     _check_finite_step(st, G, k, gamma, problem, push)
+            if k % record_every == 0:
+                step_sq.append(np.einsum("nrd,nrd->r", G, G) / n)
             # 3. the step and the gossip
             if push:
                 parts, split, lost = mixer.step(k)
@@ -525,12 +545,16 @@ def simulate(
             stacklevel=2,
         )
     X, w = st.X, st.w
-    np.divide(X, w[:, :, None], out=Z)
+    if debias:
+        np.divide(X, w[:, :, None], out=Z)
+    else:
+        Z[...] = X
     series = {k: np.asarray(v) for k, v in rec.items()}
+    series["step_sq"] = np.asarray(step_sq).reshape(-1, R)
     xs, ws, zs = X.transpose(1, 0, 2), w.T, Z.transpose(1, 0, 2)
     if R == 1:
         xs, ws, zs = xs[0], ws[0], zs[0]
-        for k in Trace.SERIES:
+        for k in Trace.SERIES + ("step_sq",):
             series[k] = series[k][:, 0]
         if record_states:
             series["z_history"] = series["z_history"][:, 0]

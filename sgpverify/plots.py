@@ -21,6 +21,7 @@ FIGURES = (
     "graph_families",
     "pushsum_weights",
     "mixing_heatmaps",
+    "mixing_constants",
 )
 
 
@@ -59,56 +60,90 @@ def _save(fig, path):
     return str(path)
 
 
-def stationarity_vs_K(data, path, fit=None, published=None, own=None):
+def _rate_panels(data, key, predicted, path, title, ylabel, bound_fns=()):
+    """Left: the average against K per schedule (95% CI) with bounds; right: the local
+    slopes against K^(-1/2) with the extrapolation to K -> oo and the verdict band."""
+    from . import rates
+    from .suite import RATE_DELTA, RATE_OMEGA
+
     plt = _plt()
-    runs = data["rates"]["runs"]
-    K = np.array([r["K"] for r in runs], float)
-    m, ci = _mean_band([r["stationarity"] for r in runs])
-    fig, ax = plt.subplots()
-    ax.errorbar(K, m, yerr=ci, fmt="o-", capsize=3, label="measured $(1/K)\\sum_k \\|\\nabla f(\\bar x^k)\\|^2$ (95% CI)")
-    if published is not None:
-        ax.plot(K, published, "k--", label="published Theorem 1 bound")
-    if own is not None:
-        ax.plot(K, own, "C2:", label="sgpverify descent bound (measured terms)")
-    if fit is not None:
-        ax.plot(K, np.exp(fit.intercept) * K ** fit.slope, "C1-", alpha=0.6, label=f"fit: slope {fit.slope:.3f}")
-        ax.plot(K, m[0] * (K / K[0]) ** -0.5, color="gray", lw=0.8, label="slope -1/2 (predicted)")
-    ax.set(xscale="log", yscale="log", xlabel="iterations K  ($\\gamma = \\sqrt{n/K}$)", ylabel="stationarity average",
-           title=f"Stationarity vs K ({data['rates']['topology']})")
-    ax.legend(fontsize=8, loc="lower left")
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for i, (label, sch) in enumerate(data["rates"]["schedules"].items()):
+        runs = sch["runs"]
+        K = np.array([r["K"] for r in runs], float)
+        Y = np.array([r[key] for r in runs])
+        m, ci = _mean_band(Y)
+        short = label.split("(")[0]
+        ax.errorbar(K, m, yerr=ci, fmt="o-", color=f"C{i}", capsize=3, label=f"{short} (95% CI)")
+        for j, (name, fn, style) in enumerate(bound_fns):
+            ax.plot(K, [fn(r) for r in runs], style, color=f"C{i}", lw=1, alpha=0.8,
+                    label=f"{name}" if i == 0 else None)
+        t = rates.test_exponent(K, Y.T, predicted=predicted, delta=RATE_DELTA, omega=RATE_OMEGA)
+        u = np.asarray(t.x_mid) ** -RATE_OMEGA
+        ax2.errorbar(u, t.local_slopes, yerr=1.96 * np.asarray(t.local_slopes_se), fmt="o", color=f"C{i}",
+                     capsize=3, label=f"{short}: local slopes")
+        uu = np.linspace(0, u.max() * 1.05, 50)
+        ax2.plot(uu, t.exponent + t.correction * uu, "-", color=f"C{i}", lw=1,
+                 label=f"extrapolated {t.exponent:.3f} [{t.ci_low:.3f}, {t.ci_high:.3f}]: {t.verdict}")
+        ax2.errorbar([0], [t.exponent], yerr=[[t.exponent - t.ci_low], [t.ci_high - t.exponent]], fmt="s",
+                     color=f"C{i}", capsize=4)
+    ax.plot(K, m[0] * (K / K[0]) ** predicted, color="gray", lw=0.8, label=f"slope {predicted:g} (predicted)")
+    ax.set(xscale="log", yscale="log", xlabel="iterations K  ($\\gamma = \\sqrt{n/K}$)", ylabel=ylabel, title=title)
+    ax.set_xticks(K, [str(int(k)) for k in K])
+    ax.xaxis.set_minor_locator(plt.NullLocator())
+    ax.legend(fontsize=7, loc="lower left")
+    ax2.axhspan(predicted - RATE_DELTA, predicted + RATE_DELTA, color="gray", alpha=0.15,
+                label=f"band {predicted:g} +- {RATE_DELTA:g}")
+    ax2.set(xlabel="$K_{mid}^{-1/2}$ (0 = the limit K -> oo)", ylabel="local slope over a doubling of K",
+            title="Asymptotic exponent (verdict)")
+    ax2.set_xlim(left=-0.002)
+    ax2.legend(fontsize=7)
     return _save(fig, path)
+
+
+def stationarity_vs_K(data, path):
+    from . import theory
+
+    const = data["rates"]["constants"]
+    n = data["rates"]["n"]
+    fstar = const.get("f_star")
+    base = fstar if fstar is not None else const["f_lower"]
+
+    def published(r):
+        return theory.evaluate(theory.PUBLISHED_BOUND, Delta=float(np.mean(r["f0"])) - base, L=const["L"],
+                               sigma2=const["sigma2"], n=n, K=r["K"])
+
+    def descent(r):
+        return theory.evaluate(theory.DESCENT_RHS_MEASURABLE, f0=float(np.mean(r["f0"])), fK=float(np.mean(r["fK"])),
+                               gamma=r["gamma"], K=r["K"], L=const["L"], sigma2=const["sigma2"], n=n,
+                               Xi=float(np.mean(r["consensus"])))
+
+    return _rate_panels(data, "stationarity", -0.5, path, "Stationarity vs K",
+                        "$(1/K)\\sum_k \\|\\nabla f(\\bar x^k)\\|^2$",
+                        (("published Theorem 1 bound (f*)", published, "--"),
+                         ("descent inequality (a), measured terms", descent, ":")))
+
+
+def consensus_vs_K(data, path):
+    return _rate_panels(data, "consensus", -1.0, path, "Consensus vs K",
+                        "$(1/K)\\sum_k \\Xi^k$")
 
 
 def speedup_vs_n(data, path):
     plt = _plt()
-    runs = data["speedup"]["runs"]
-    n = np.array([r["n"] for r in runs], float)
-    m, ci = _mean_band([r["stationarity"] for r in runs])
+    sp_ = data["speedup"]
     fig, ax = plt.subplots()
-    ax.errorbar(n, m, yerr=ci, fmt="o-", capsize=3, label="measured (95% CI)")
+    for i, (label, sch) in enumerate(sp_["schedules"].items()):
+        for j, K in enumerate(sp_["Ks"]):
+            runs = [r for r in sch["runs"] if r["K"] == K]
+            n = np.array([r["n"] for r in runs], float)
+            m, ci = _mean_band([r["stationarity"] for r in runs])
+            ax.errorbar(n, m, yerr=ci, fmt="o-" if i == 0 else "s--", color=f"C{j}", capsize=3, alpha=0.8,
+                        label=f"{label.split('(')[0]} K={K}")
     ax.plot(n, m[0] * (n / n[0]) ** -0.5, color="gray", lw=0.8, label="slope -1/2 (linear speedup)")
     ax.set(xscale="log", yscale="log", xlabel="nodes n", ylabel="stationarity average",
-           title=f"Linear speedup at K = {data['speedup']['K']}")
-    ax.legend(fontsize=8)
-    return _save(fig, path)
-
-
-def consensus_vs_K(data, path):
-    plt = _plt()
-    runs = data["rates"]["runs"]
-    K = np.array([r["K"] for r in runs], float)
-    m, ci = _mean_band([r["consensus"] for r in runs])
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10, 4))
-    ax.errorbar(K, m, yerr=ci, fmt="o-", capsize=3, label="measured $(1/K)\\sum_k \\Xi^k$ (95% CI)")
-    ax.plot(K, m[0] * (K / K[0]) ** -1.0, color="gray", lw=0.8, label="slope -1 (predicted)")
-    ax.set(xscale="log", yscale="log", xlabel="iterations K", ylabel="consensus average", title="Consensus vs K")
-    ax.legend(fontsize=8)
-    for r in runs:
-        every = r["curve_every"]
-        y = np.asarray(r["consensus_curve"])
-        ax2.plot(np.arange(len(y)) * every, y, lw=1, label=f"K={r['K']}")
-    ax2.set(yscale="log", xlabel="iteration k", ylabel="$\\Xi^k$ (mean over replicas)", title="Consensus error over time")
-    ax2.legend(fontsize=7)
+           title="Linear speedup ($\\gamma = \\sqrt{n/K}$)")
+    ax.legend(fontsize=7)
     return _save(fig, path)
 
 
@@ -194,6 +229,42 @@ def mixing_heatmaps(path, n=12):
     return str(path)
 
 
+def mixing_constants(data, path, floor=-6.0):
+    """log10(1 - q) per schedule: exact rate, Lyapunov estimate (95% interval), validated envelope,
+    fitted envelope and the Nedic-Olshevsky q, on one axis (values below ``floor`` drawn at the
+    floor with their value written)."""
+    plt = _plt()
+    rows = data["constants"]["rows"]
+    x = np.arange(len(rows))
+    fig, ax = plt.subplots(figsize=(11, 4.6))
+
+    def col(key):
+        return np.array([np.nan if r[key] is None else r[key] for r in rows], float)
+
+    exact, lyap, env, fit, th = (col(k) for k in ("gap_exact", "gap_lyapunov", "gap_envelope", "gap_fit", "gap_theory"))
+    lo = np.array([r["gap_lyapunov_interval"][0] for r in rows], float)
+    hi = np.array([r["gap_lyapunov_interval"][1] for r in rows], float)
+    clip = lambda v: np.clip(v, floor, 0.0)  # noqa: E731
+    ax.errorbar(x - 0.2, clip(lyap), yerr=[clip(lyap) - clip(lo), clip(hi) - clip(lyap)], fmt="o", ms=5,
+                capsize=3, label="Lyapunov estimate (95% interval)")
+    ax.plot(x - 0.1, clip(exact), "s", ms=7, mfc="none", label="exact: period product")
+    ax.plot(x, clip(env), "v", ms=6, label="validated envelope q")
+    ax.plot(x + 0.1, clip(fit), "x", ms=7, label="fitted q (old)")
+    ax.plot(x + 0.2, clip(th), "_", ms=14, mew=2, color="k", label="Nedic-Olshevsky q_theory")
+    for i, g in enumerate(th):
+        if np.isfinite(g) and g < floor:
+            ax.text(x[i] + 0.2, floor + 0.1, f"{g:.0f}", ha="center", va="bottom", fontsize=7, rotation=90)
+    for i, g in enumerate(exact):
+        if np.isfinite(g) and g >= -1e-12 and rows[i]["q_exact"] is not None and rows[i]["q_exact"] < 1e-3:
+            ax.text(x[i] - 0.1, 0.05, "exact\naverage", ha="center", va="bottom", fontsize=6)
+    ax.set_xticks(x, [r["family"] for r in rows], rotation=30, ha="right", fontsize=8)
+    ax.set_ylim(floor - 0.2, 0.6)
+    ax.set(ylabel="$\\log_{10}(1 - q)$  (lower = slower)",
+           title=f"Per-step contraction rates, n = {rows[0]['n']} (theory clipped at {floor:g})")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return _save(fig, path)
+
+
 #: Which experiments each figure needs.
 NEEDS = {
     "stationarity_vs_K": ("rates",),
@@ -203,28 +274,17 @@ NEEDS = {
     "graph_families": ("mixing",),
     "pushsum_weights": ("weights",),
     "mixing_heatmaps": (),
+    "mixing_constants": ("constants",),
 }
 
 
 def render(name, data, path):
     """Write figure ``name`` (one of :data:`FIGURES`) from experiment ``data`` to ``path``."""
-    from . import rates, theory
-
-    if name == "stationarity_vs_K":
-        runs = data["rates"]["runs"]
-        const = data["rates"]["constants"]
-        n = data["rates"]["n"]
-        fit = rates.fit_loglog(np.array([r["K"] for r in runs], float), np.array([r["stationarity"] for r in runs]).T)
-        published = [theory.evaluate(theory.PUBLISHED_BOUND, Delta=float(np.mean(r["f0"])) - const["f_lower"],
-                                     L=const["L"], sigma2=const["sigma2"], n=n, K=r["K"]) for r in runs]
-        own = [theory.evaluate(theory.DESCENT_RHS_MEASURABLE, f0=float(np.mean(r["f0"])), fK=float(np.mean(r["fK"])),
-                               gamma=r["gamma"], K=r["K"], L=const["L"], sigma2=const["sigma2"], n=n,
-                               Xi=float(np.mean(r["consensus"]))) for r in runs]
-        return stationarity_vs_K(data, path, fit, published, own)
     if name == "mixing_heatmaps":
         return mixing_heatmaps(path)
-    funcs = {"speedup_vs_n": speedup_vs_n, "consensus_vs_K": consensus_vs_K, "delays": delays,
-             "graph_families": graph_families, "pushsum_weights": pushsum_weights}
+    funcs = {"stationarity_vs_K": stationarity_vs_K, "speedup_vs_n": speedup_vs_n, "consensus_vs_K": consensus_vs_K,
+             "delays": delays, "graph_families": graph_families, "pushsum_weights": pushsum_weights,
+             "mixing_constants": mixing_constants}
     if name not in funcs:
         raise ValueError(f"figure must be one of {', '.join(FIGURES)}, got {name!r}")
     return funcs[name](data, path)

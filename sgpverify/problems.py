@@ -10,6 +10,11 @@ Every problem implements the Problem protocol of DESIGN.md:
   gradient at its own point (leading axes are replicas);
 - ``full_grad(x)`` and ``value(x)`` of f at ``x`` shaped ``(..., d)``.
 
+Optional, used by the verification suite when present: ``f_star`` (the true
+minimum of f, or None when unknown: the suite then uses ``f_lower`` and says
+so) and ``min_hessian_eigenvalue(x)`` (to report how much of a run visits
+points where f is not locally convex).
+
 Each constant is proved in the class docstring (Notes) and checked against
 sampled points in the tests. Users plug their own problems in through the same
 protocol: the engine never special-cases the built-ins.
@@ -44,10 +49,12 @@ class Problem:
     sigma2: float
     zeta2: float
     f_lower: float
+    f_star = None
 
     def constants(self):
-        """The certified constants as a dict."""
-        return {"L": self.L, "sigma2": self.sigma2, "zeta2": self.zeta2, "f_lower": self.f_lower}
+        """The certified constants as a dict (``f_star``: true minimum, or None)."""
+        return {"L": self.L, "sigma2": self.sigma2, "zeta2": self.zeta2, "f_lower": self.f_lower,
+                "f_star": self.f_star}
 
     def local_grad(self, z):  # exact gradients of every f_i at z (..., n, d)
         raise NotImplementedError
@@ -102,6 +109,17 @@ class QuadraticCosine(Problem):
       = -A b_i``.
     - **f_lower = -alpha d.** ``f(x) = 1/2 mean_i (x-b_i)^T A (x-b_i) + alpha
       sum_j cos x_j``; the quadratic part is >= 0 and each cosine >= -1.
+    - **f_star** (the true minimum, to round-off): f is separable, ``f(x) =
+      c + sum_j g_j(x_j)`` with ``g_j(t) = a_j t^2 / 2 + alpha cos t``. If
+      ``a_j >= alpha``, g_j is convex with minimum at 0. Otherwise the
+      minimisers are ``+-t*`` with ``t*`` the only root of
+      ``h(t) = a_j t - alpha sin t`` in ``(0, pi)`` (h(0) = 0, h'(0) < 0 and h
+      is convex on ``(0, pi)``; ``h(pi) > 0``); every other stationary point
+      lies in ``|t| <= sqrt(4 alpha / a_j)`` (outside, ``g_j > g_j(0)``) and is
+      compared by value: :meth:`coordinate_minima` brackets every sign change
+      of h on a fine grid and refines it with Brent's method to ``xtol = 1e-14``.
+    - **min_hessian_eigenvalue(x) = min_j (a_j - alpha cos x_j)**: the Hessian of
+      f is diagonal.
 
     Examples
     --------
@@ -133,6 +151,36 @@ class QuadraticCosine(Problem):
         self.sigma2 = self.sigma**2
         self.zeta2 = float(np.mean(np.sum((self.a * self.b) ** 2, axis=1)))
         self.f_lower = -self.alpha * self.dim
+        tstar = self.coordinate_minima()
+        self.x_star = tstar
+        self.f_star = float(self.value(tstar))
+
+    def coordinate_minima(self):
+        """A global minimiser of f (separable: one 1-D problem per coordinate)."""
+        from scipy.optimize import brentq
+
+        out = np.zeros(self.dim)
+        al = self.alpha
+        for j, a in enumerate(self.a):  # set-up only (d 1-D problems)
+            if a >= al or al == 0:
+                continue
+            h = lambda t: a * t - al * math.sin(t)  # noqa: E731
+            g = lambda t: a * t * t / 2 + al * math.cos(t)  # noqa: E731
+            R = math.sqrt(4 * al / a) + 1.0
+            grid = np.linspace(1e-9, R, 20001)
+            hv = a * grid - al * np.sin(grid)
+            best_t, best_g = 0.0, g(0.0)
+            for i in np.flatnonzero(np.sign(hv[:-1]) * np.sign(hv[1:]) < 0):
+                t = brentq(h, grid[i], grid[i + 1], xtol=1e-14, rtol=4 * np.finfo(float).eps)
+                if g(t) < best_g:
+                    best_t, best_g = t, g(t)
+            out[j] = best_t
+        return out
+
+    def min_hessian_eigenvalue(self, x):
+        """Smallest eigenvalue of the Hessian of f at x (shape (..., d) -> (...))."""
+        x = np.asarray(x, dtype=float)
+        return np.min(self.a - self.alpha * np.cos(x), axis=-1)
 
     def local_grad(self, z):
         return self.a * (z - self.b) - self.alpha * np.sin(z)
@@ -171,6 +219,10 @@ class DoubleWell(Problem):
     - **sigma2 = sigma^2**, as for :class:`QuadraticCosine`.
     - **zeta2 = (1/n) sum_i ||c_i||^2** exactly: ``grad f_i - grad f = c_i``.
     - **f_lower = 0**: ``w(t) >= t^2/2 >= 0`` and the tilts average to zero in f.
+    - **f_star = d w*** exactly: ``w'(t) = t (1 - (beta/s^2) e^{-t^2/(2 s^2)})``
+      vanishes at 0 and, when ``beta > s^2``, at ``t^2 = 2 s^2 ln(beta/s^2)``,
+      where ``w = s^2 ln(beta/s^2) + s^2 < beta = w(0)``; otherwise the minimum is
+      ``w(0) = beta``.
 
     Examples
     --------
@@ -198,6 +250,16 @@ class DoubleWell(Problem):
         self.sigma2 = self.sigma**2
         self.zeta2 = float(np.mean(np.sum(self.c**2, axis=1)))
         self.f_lower = 0.0
+        if self.beta > self.s**2:
+            self.f_star = self.dim * (self.s**2 * math.log(r) + self.s**2)
+        else:
+            self.f_star = self.dim * self.beta
+
+    def min_hessian_eigenvalue(self, x):
+        """Smallest eigenvalue of the (diagonal) Hessian of f at x."""
+        t = np.asarray(x, dtype=float)
+        s2 = self.s**2
+        return np.min(1 + self.beta * (t**2 / s2**2 - 1 / s2) * np.exp(-(t**2) / (2 * s2)), axis=-1)
 
     def _wprime(self, t):
         return t - (self.beta / self.s**2) * t * np.exp(-(t**2) / (2 * self.s**2))
@@ -292,6 +354,7 @@ class NonconvexLogistic(Problem):
         self.sigma2 = float(s2)
         self.zeta2 = float(z2) if self.n_nodes > 1 else 0.0
         self.f_lower = 0.0
+        self.f_star = None  # not separable: no certified minimum (f_lower is used)
         self._node_of = np.repeat(np.arange(self.n_nodes), counts)
 
     def _split(self, rng, labels):

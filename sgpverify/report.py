@@ -51,18 +51,46 @@ def manifest(config, seed, extra=None):
     return m
 
 
+def _short_code(code):
+    return code.split(" ")[0].replace("sgpverify/", "")
+
+
 def format_table(checks):
-    """Plain-text table: check, measured, predicted, verdict."""
-    rows = [("check", "measured", "predicted", "verdict")]
+    """Plain-text table: check, measured, predicted, verdict (and control, code)."""
+    with_ctl = any(c.control is not None for c in checks)
+    head = ("check", "measured", "predicted", "verdict") + (("control",) if with_ctl else ()) + ("code",)
+    rows = [head]
     for c in checks:
-        rows.append((c.name, c.measured, c.predicted, "PASS" if c.passed else "FAIL"))
-    w = [min(80, max(len(r[i]) for r in rows)) for i in range(4)]
+        row = (c.name, c.measured, c.predicted, c.verdict.upper())
+        if with_ctl:
+            ctl = c.control
+            row += (f"{ctl['name']}: {'detected' if ctl['detected'] else 'NOT DETECTED (' + ctl['verdict'] + ')'}",)
+        rows.append(row + (_short_code(c.code),))
+    w = [min(64 if i == 1 else 80, max(len(r[i]) for r in rows)) for i in range(len(head))]
     lines = []
     for j, r in enumerate(rows):
-        lines.append("  ".join(str(v)[: w[i]].ljust(w[i]) for i, v in enumerate(r)).rstrip())
+        lines.append("  ".join(_clip(str(v), w[i]).ljust(w[i]) for i, v in enumerate(r)).rstrip())
         if j == 0:
             lines.append("  ".join("-" * x for x in w))
     return "\n".join(lines)
+
+
+def _clip(text, width):
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def summary_line(result):
+    """One line: the overall verdict and counts."""
+    counts = {v: sum(c.verdict == v for c in result.checks) for v in ("pass", "fail", "inconclusive")}
+    parts = [f"{counts['pass']} pass", f"{counts['fail']} fail", f"{counts['inconclusive']} inconclusive"]
+    if result.controls:
+        missed = [c.name for c in result.checks if c.control and not c.control["detected"]]
+        parts.append(f"controls detected {len(result.checks) - len(missed)}/{len(result.checks)}"
+                     + (f" (NOT: {', '.join(missed)})" if missed else ""))
+    status = result.status
+    word = {0: "all checks pass", 1: "SOME CHECKS FAIL" if any(c.verdict == "fail" for c in result.checks)
+            else "SOME CONTROLS NOT DETECTED", 4: "no check fails, some are INCONCLUSIVE"}[status]
+    return f"{word}: " + ", ".join(parts)
 
 
 def _replace_dir(tmp, final):
@@ -90,21 +118,43 @@ def write_report(result, outdir):
         (tmp / "checks.json").write_text(json.dumps(jsonable(result.to_dict()), indent=1))
         (tmp / "manifest.json").write_text(json.dumps(jsonable(
             manifest(result.config, result.seed, {"seconds": result.seconds})), indent=1))
+        cfg = result.config
         lines = [
             "# sgpverify verification report",
             "",
-            f"Configuration `{result.config.name}`, seed {result.seed}, sgpverify {__version__}, "
-            f"{result.seconds:.0f} s. Overall: **{'all checks pass' if result.passed else 'SOME CHECKS FAIL'}**.",
+            f"Configuration `{cfg.name}`, seed {result.seed}, sgpverify {__version__}, "
+            f"{result.seconds:.0f} s{' (controls included)' if result.controls else ''}. "
+            f"Overall: **{summary_line(result)}** (exit status {result.status}).",
             "",
-            "| check | measured | predicted | verdict |",
-            "|---|---|---|---|",
+            f"Setting: problem `{cfg.to_dict()['problem']}` (n = {cfg.n}, d = {cfg.d}), schedules "
+            + ", ".join(f"`{t}`" for t in cfg.to_dict()["topologies"])
+            + f", tau = {cfg.tau}" + (f" ({cfg.delay} delays)" if cfg.tau else "") + f", x0 = {cfg.x0}.",
+            "",
+            "| check | measured | predicted | verdict |" + (" control |" if result.controls else "") + " code |",
+            "|---|---|---|---|" + ("---|" if result.controls else "") + "---|",
         ]
         for c in result.checks:
-            lines.append(f"| {c.name} | {c.measured} | {c.predicted} | {'PASS' if c.passed else '**FAIL**'} |")
+            v = c.verdict.upper() if c.verdict == "pass" else f"**{c.verdict.upper()}**"
+            ctl = ""
+            if result.controls:
+                ctl = f" {c.control['name']}: {'detected' if c.control['detected'] else '**NOT detected**'} |"
+            lines.append(f"| [{c.name}](#{c.name}) | {c.measured} | {c.predicted} | {v} |{ctl} `{c.code}` |")
         lines += ["", "## Details", ""]
+        from .suite import CLAIMS
+
+        claims = {cl.name: cl for cl in CLAIMS}
         for c in result.checks:
-            lines += [f"### {c.name}: {'PASS' if c.passed else 'FAIL'}", "", f"- measured: {c.measured}",
-                      f"- predicted: {c.predicted}", f"- criterion: {CRITERIA[c.name]}", f"- detail: {c.detail}", ""]
+            cl = claims[c.name]
+            lines += [f"### {c.name}", "", f"- verdict: **{c.verdict}**", f"- claim: {cl.statement}",
+                      f"- statistic: {cl.statistic}", f"- measured: {c.measured}", f"- predicted: {c.predicted}",
+                      f"- criterion (fixed in advance): {c.criterion}", f"- detail: {c.detail}",
+                      f"- code: `{c.code}`",
+                      f"- negative control: {cl.control.name}: {cl.control.description}"]
+            if c.control is not None:
+                lines.append(f"  - on the control: verdict **{c.control['verdict']}** "
+                             f"({'detected' if c.control['detected'] else 'NOT detected'}); measured "
+                             f"{c.control['measured']}")
+            lines.append("")
         lines += ["## Figures", ""]
         for name, path in figs.items():
             lines += [f"### {name}", "", f"![{name}]({Path(path).name})", ""]
@@ -120,7 +170,7 @@ def write_report(result, outdir):
 
 # ---------------------------------------------------------------- experiments from TOML
 
-EXPERIMENTS = ("rates", "speedup", "descent", "delays", "baselines", "mixing", "weights")
+EXPERIMENTS = ("rates", "speedup", "descent", "delays", "baselines", "mixing", "weights", "constants")
 #: Top-level keys of an experiment TOML file.
 CONFIG_KEYS = ("experiment", "seed", "figures", "config")
 
@@ -206,8 +256,14 @@ def run_config(path, out="docs/figures", cache_dir=".sgpverify-cache", progress=
     if hit:
         result = json.loads(cfile.read_text())
     else:
-        fn = getattr(suite, f"exp_{exp}")
-        result = jsonable(fn(cfg, seed) if exp == "weights" else fn(cfg, seed, progress))
+        if exp == "constants":  # rates and constants side by side (docs/constants.md)
+            from .assumptions import constants_table
+
+            result = jsonable({"n": cfg.n, "horizon": cfg.mixing_horizon,
+                               "rows": constants_table(cfg.n, cfg.mixing_horizon, seed)})
+        else:
+            fn = getattr(suite, f"exp_{exp}")
+            result = jsonable(fn(cfg, seed, progress=progress))
         cache.mkdir(parents=True, exist_ok=True)
         tmpf = cfile.with_suffix(".tmp")
         tmpf.write_text(json.dumps(result))

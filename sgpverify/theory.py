@@ -54,6 +54,8 @@ __all__ = [
     "q",
     "delta",
     "G",
+    "S2",
+    "G2",
     "gamma",
     "Xi",
     "f0",
@@ -66,6 +68,9 @@ __all__ = [
     "DESCENT_RHS_MEASURABLE",
     "DESCENT_RHS",
     "CONSENSUS_BOUND",
+    "CONSENSUS_BOUND_L2",
+    "CONSENSUS_BOUND_L2_SQRT",
+    "COMBINED_BOUND_L2",
     "COMBINED_BOUND",
     "COMBINED_BOUND_SQRT",
     "CONSENSUS_BOUND_SQRT",
@@ -111,6 +116,11 @@ q = sp.Symbol("q", nonnegative=True)
 delta = sp.Symbol("delta", positive=True)
 #: Gradient-size bound: E[((1/n) sum_j ||g_j^s||)^2] <= G^2 for every s < K.
 G = sp.Symbol("G", positive=True)
+#: Sum over lags t >= 1 of the largest spectral norm of
+#: M^(k,s) = [P^(k-1:s)]_{real} - (1/n) w^k 1^T with k - s = t (<= C_2 / (1 - q_2)).
+S2 = sp.Symbol("S2", positive=True)
+#: Step-size bound: max_s E (1/n) sum_j ||g_j^s||^2 <= G2^2 (measured along the run).
+G2 = sp.Symbol("G2", positive=True)
 #: Step size.
 gamma = sp.Symbol("gamma", positive=True)
 #: Average consensus error (1/K) sum_k E Xi^k, Xi^k = (1/n) sum_i ||xbar^k - z_i^k||^2.
@@ -131,6 +141,8 @@ SYMBOLS = {
     "q": (q, "rate of the product bound, 0 <= q < 1"),
     "delta": (delta, "smallest push-sum weight min_{i,k} w_i^k of a real node"),
     "G": (G, "gradient-size bound E[((1/n) sum_j ||g_j^s||)^2] <= G^2 for all s < K (an extra assumption)"),
+    "S2": (S2, "sum over lags of the largest spectral norm of P^(k-1:s) - w^k 1^T / n (real rows and columns)"),
+    "G2": (G2, "root of max_s E (1/n) sum_j ||g_j^s||^2, the mean squared step direction along the run"),
     "gamma": (gamma, "step size"),
     "Xi": (Xi, "average consensus error (1/K) sum_k E (1/n) sum_i ||xbar^k - z_i^k||^2"),
     "f0": (f0, "f(xbar^0), objective at the common starting point"),
@@ -143,6 +155,8 @@ _LATEX_NAMES = {
     sigma2: r"\sigma^{2}",
     Xi: r"\overline{\Xi}",
     f0: r"f(\bar{x}^{0})",
+    S2: r"S_{2}",
+    G2: r"G_{2}",
     fK: r"\mathbb{E} f(\bar{x}^{K})",
 }
 
@@ -177,6 +191,16 @@ DESCENT_RHS_MEASURABLE = DESCENT_RHS.subs(Delta, f0 - fK)
 #: Consensus bound (b): E Xi^k <= this for every k (hence also Xi <= this),
 #: for a general step gamma; assumes the gradient-size bound G.
 CONSENSUS_BOUND = (gamma * C * n * G / (delta * (1 - q))) ** 2
+
+#: Consensus bound (b2), spectral-norm form: E Xi^k <= this for every k; no
+#: factor n and no extra assumption (G2 is measured). Proof in docs/theory.md.
+CONSENSUS_BOUND_L2 = (gamma * S2 * G2 / delta) ** 2
+
+#: Combination (c2): DESCENT_RHS with Xi replaced by CONSENSUS_BOUND_L2, gamma <= 1/L.
+COMBINED_BOUND_L2 = DESCENT_RHS.subs(Xi, CONSENSUS_BOUND_L2)
+
+#: CONSENSUS_BOUND_L2 for gamma = sqrt(n/K): O(n/K).
+CONSENSUS_BOUND_L2_SQRT = CONSENSUS_BOUND_L2.subs(_sqrt_step)
 
 #: Combination (c): DESCENT_RHS with Xi replaced by CONSENSUS_BOUND, gamma <= 1/L.
 COMBINED_BOUND = DESCENT_RHS.subs(Xi, CONSENSUS_BOUND)
@@ -249,6 +273,21 @@ EXPRESSIONS = {
         "bound on E (1/n) sum_i ||xbar^k - z_i^k||^2 for every k (product bound C, q; weights >= delta; G)",
         DERIVED,
     ),
+    "consensus_bound_l2": (
+        CONSENSUS_BOUND_L2,
+        "spectral-norm consensus bound: E (1/n) sum_i ||xbar^k - z_i^k||^2 <= (gamma S2 G2 / delta)^2 for every k",
+        DERIVED,
+    ),
+    "consensus_bound_l2_sqrt": (
+        CONSENSUS_BOUND_L2_SQRT,
+        "spectral-norm consensus bound for gamma = sqrt(n/K): O(n/K)",
+        DERIVED,
+    ),
+    "combined_bound_l2": (
+        COMBINED_BOUND_L2,
+        "descent inequality with the spectral-norm consensus bound substituted (gamma <= 1/L)",
+        DERIVED,
+    ),
     "combined_bound": (
         COMBINED_BOUND,
         "descent inequality with the consensus bound substituted, general gamma <= 1/L",
@@ -293,6 +332,9 @@ CONDITIONS = {
     "descent_rhs_measurable": sp.Le(gamma, STEP_SIZE_MAX),
     "descent_rhs": sp.Le(gamma, STEP_SIZE_MAX),
     "consensus_bound": "C, q, delta valid for every product up to K; gradient-size bound G along the run",
+    "consensus_bound_l2": "weights >= delta along the run; S2 measured on the run's schedule; X^0 = 1 x0^T",
+    "consensus_bound_l2_sqrt": "as consensus_bound_l2",
+    "combined_bound_l2": sp.Le(gamma, STEP_SIZE_MAX),
     "combined_bound": sp.Le(gamma, STEP_SIZE_MAX),
     "combined_bound_sqrt": sp.Ge(K, SQRT_STEP_K_MIN),
     "leading_term_sqrt": sp.Ge(K, SQRT_STEP_K_MIN),
@@ -482,6 +524,7 @@ RATE_TABLE = (
     ("leading_term_sqrt", "K"),
     ("leading_term_sqrt", "n"),
     ("consensus_bound_sqrt", "K"),
+    ("consensus_bound_l2_sqrt", "K"),
     ("consensus_term_sqrt", "n"),
     ("combined_bound_sqrt", "n"),
     ("speedup_crossover_k", "n"),

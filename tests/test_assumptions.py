@@ -320,3 +320,384 @@ def test_repeated_edges_never_cancel():
     g = assumptions._union_graph(2, [e])
     g.eliminate_zeros()
     assert g.nnz == 2 and assumptions.diameter(g) == 1
+
+
+# ---------------------------------------------------------------- issue 9: rates, envelopes, constants
+
+
+def _dense_period_product(topo, tau):
+    """Independent: dense product of mixing.augment'ed push matrices over one period (fixed delays)."""
+    n = topo.n
+    N = n * (tau + 1)
+    Pi = np.eye(N)
+    for k in range(topo.period):
+        P = mixing.push_matrix(topo, k).toarray()
+        D = np.where((P > 0) & ~np.eye(n, dtype=bool), tau, 0)
+        Pi = mixing.augment(P, D, tau).toarray() @ Pi
+    return Pi
+
+
+def _second_modulus_root(Pi, period):
+    ev = np.sort(np.abs(np.linalg.eigvals(Pi)))[::-1]
+    return ev[1] ** (1.0 / period)
+
+
+def _dense_dev_long(S, n_real, starts, length):
+    """Independent deviation series of dense products P^(s+t:s), t < length (small N only)."""
+    N = S.N
+    mats = {}
+
+    def M(k):
+        if k not in mats:
+            mats[k] = S.matrix(k).toarray()
+        return mats[k]
+
+    dev = np.zeros(length)
+    for s in starts:
+        phi = np.zeros(N)
+        phi[:n_real] = 1.0 / n_real
+        for k in range(s):
+            phi = M(k) @ phi
+        prod = np.eye(N)
+        for t in range(length):
+            prod = M(s + t) @ prod
+            phi = M(s + t) @ phi
+            dev[t] = max(dev[t], np.abs(prod - phi[:, None]).max())
+    return dev
+
+
+@pytest.mark.parametrize("tau, expected", [(1, 0.45106 ** 0.25), (2, 0.8578)])
+def test_exact_rate_is_period_product_root_with_fixed_delays(tau, expected):
+    topo = graphs.exponential(16)
+    ref = _second_modulus_root(_dense_period_product(topo, tau), topo.period)
+    assert ref == pytest.approx(expected, abs=5e-5)  # the issue's numbers
+    r = sv.check_mixing(topo, tau=tau, horizon=100)
+    assert r.q_exact == pytest.approx(ref, abs=1e-9)
+    assert assumptions.exact_rate(topo, tau=tau).rate == pytest.approx(ref, abs=1e-9)
+    # iterative path (ARPACK on a LinearOperator of the period's sparse steps)
+    ar = assumptions.exact_rate(topo, tau=tau, dense_max=0)
+    assert ar.method == "arpack" and ar.rate == pytest.approx(ref, abs=1e-9)
+    # the envelope: q >= q_exact and C q^t above an independently computed deviation at every t
+    assert r.q_source == "exact" and r.q >= r.q_exact
+    assert r.envelope_reaches_floor and r.envelope_horizon_ok
+    S = mixing.mixing_schedule(topo, tau=tau)
+    starts = sorted({int(s) for s in np.linspace(0, (100 - 1) // 2, 4)})
+    dev = _dense_dev_long(S, 16, starts, r.envelope_horizon)
+    t = np.arange(r.envelope_horizon)
+    assert np.all(dev <= r.C * r.q**t * (1 + 1e-9) + assumptions.ROUND_OFF_FLOOR)
+    assert r.envelope_worst_ratio <= 1 + 1e-12
+    # the fitted rate of a 100-step horizon is biased low (issue 9)
+    assert r.q_fit < r.q_exact and r.q_fit_below_true
+
+
+@pytest.mark.parametrize("topo", [graphs.exponential(12), graphs.exponential(24, peers=2), graphs.ring(9)],
+                         ids=lambda t: t.name)
+def test_exact_rate_circulant_dense_and_arpack_agree(topo):
+    ref = _second_modulus_root(_dense_period_product(topo, 0), topo.period)
+    fft = assumptions.exact_rate(topo)
+    assert fft.method == "circulant-fft" and fft.rate == pytest.approx(ref, abs=1e-9)
+    S = mixing.mixing_schedule(topo)  # a MixingSchedule: no circulant shortcut
+    assert assumptions.exact_rate(S).rate == pytest.approx(ref, abs=1e-9)
+    assert assumptions.exact_rate(S, dense_max=0).rate == pytest.approx(ref, abs=1e-9)
+
+
+def test_exact_rate_large_N_without_dense_products():
+    topo = graphs.exponential(200)
+    S = mixing.mixing_schedule(topo, tau=1)  # N = 400
+    ar = assumptions.exact_rate(S, dense_max=0)
+    de = assumptions.exact_rate(S, dense_max=400)
+    assert (ar.method, de.method) == ("arpack", "dense")
+    assert ar.rate == pytest.approx(de.rate, abs=1e-9)
+    assert ar.log10_gap == pytest.approx(math.log10(1 - ar.rate), rel=1e-9)
+
+
+def test_exact_rate_finite_time_consensus_and_aperiodic():
+    assert assumptions.exact_rate(graphs.exponential(16)).rate <= 1e-3
+    assert assumptions.exact_rate(mixing.mixing_schedule(graphs.exponential(64)), dense_max=0).rate <= 1e-3
+    with pytest.raises(ValueError, match="source must be a periodic schedule for exact_rate, got period None"):
+        assumptions.exact_rate(graphs.random_peer(8, seed=0))
+    r = sv.check_mixing(graphs.random_peer(8, seed=0), horizon=30, lyapunov_steps=200)
+    assert r.q_exact is None and r.q_source == "lyapunov-upper"
+    assert r.q >= r.q_lyapunov_interval[1]
+
+
+def _dense_lyapunov(S, steps, burn_in):
+    """Independent estimate: growth of the dense product restricted to the zero-sum subspace
+    (all directions at once, renormalised by its 2-norm), per step."""
+    N = S.N
+    Q = np.eye(N) - 1.0 / N
+    M = Q.copy()
+    total = 0.0
+    for k in range(steps):
+        M = S.matrix(k).toarray() @ M
+        M -= M.mean(axis=0)
+        nrm = np.linalg.norm(M, 2)
+        if k >= burn_in:
+            total += math.log(nrm)
+        M /= nrm
+    return math.exp(total / (steps - burn_in))
+
+
+@pytest.mark.parametrize("kind, kw, issue_value", [("random-peer", {}, 0.656), ("erdos-renyi", {"p": 0.3}, 0.366)])
+def test_lyapunov_rate_agrees_with_independent_estimates(kind, kw, issue_value):
+    a = assumptions.lyapunov_rate(graphs.by_name(kind, 16, seed=0, **kw), steps=3000, seed=0)
+    lo, hi = a.interval
+    assert lo <= a.rate <= hi and hi - lo < 0.05
+    # same realisation, dense-product log-norm growth: within the interval
+    dense = _dense_lyapunov(mixing.mixing_schedule(graphs.by_name(kind, 16, seed=0, **kw)), 3000, 300)
+    assert lo <= dense <= hi
+    # another realisation and start vector (the exponent is a.s. constant): intervals overlap
+    b = assumptions.lyapunov_rate(graphs.by_name(kind, 16, seed=1, **kw), steps=3000, seed=5)
+    assert b.interval[0] <= hi and lo <= b.interval[1]
+    assert a.rate == pytest.approx(issue_value, abs=0.01)
+    assert a.log10_gap == pytest.approx(math.log10(1 - a.rate), rel=1e-12)
+
+
+@pytest.mark.parametrize("topo, tau", [(graphs.exponential(16), 1), (graphs.exponential(12), 0),
+                                       (graphs.torus(4, 4), 0), (graphs.ring(8), 2)], ids=str)
+def test_lyapunov_rate_of_periodic_schedule_is_exact_rate(topo, tau):
+    ex = assumptions.exact_rate(topo, tau=tau).rate
+    ly = assumptions.lyapunov_rate(topo, tau=tau, steps=2000)
+    assert ly.interval[0] - 1e-9 <= ex <= ly.interval[1] + 1e-9 or ly.rate == pytest.approx(ex, rel=1e-3)
+    assert ly.rate == pytest.approx(ex, rel=2e-3)
+    assert ly.segment_length % topo.period == 0
+
+
+def test_lyapunov_rate_validates_arguments():
+    with pytest.raises(ValueError, match="segments must be an integer >= 2, got 1"):
+        assumptions.lyapunov_rate(graphs.ring(4), segments=1)
+    with pytest.raises(ValueError, match="steps must leave at least 2 segments"):
+        assumptions.lyapunov_rate(graphs.ring(4), steps=10, segments=20)
+
+
+# ---- the envelope against the fitted pair, and its negative control
+
+
+def test_envelope_smallest_C_and_validation_controls():
+    t = np.arange(80)
+    dev = 3.0 * 0.8**t + 1e-3 * 0.95**t  # a slow mode that dominates late
+    C, q = assumptions.envelope(dev, 0.95)
+    assert q >= 0.95 and assumptions.validate_envelope(dev, C, q) <= 1 + 1e-12
+    # smallest constant for that q
+    assert assumptions.validate_envelope(dev, C * (1 - 1e-9), q) > 1
+    # negative control: a pair fitted on an early window misses the slow mode
+    q_fit, C_fit, _ = assumptions.fit_contraction(dev[:15])
+    assert q_fit < 0.9
+    assert assumptions.validate_envelope(dev[:15], C_fit, q_fit) <= 1 + 1e-12  # inside its window
+    assert assumptions.validate_envelope(dev, C_fit, q_fit) > 1  # fails beyond it
+    # points below the round-off floor are not judged; none above: ratio 0
+    assert assumptions.validate_envelope(np.full(5, 1e-20), 1.0, 0.1) == 0.0
+    # q_lower = 0 (finite-time consensus) still gives a finite, valid envelope
+    C0, q0 = assumptions.envelope(np.array([1.0, 0.5, 0.25, 0.0, 0.0]), 0.0)
+    assert 0 < q0 < 1 and assumptions.validate_envelope([1.0, 0.5, 0.25], C0, q0) <= 1 + 1e-12
+
+
+@pytest.mark.parametrize("kind, tau, horizon", [("exponential", 2, 10), ("random-peer", 0, 6), ("ring-bidir", 0, 20),
+                                               ("exponential", 1, 6)])
+def test_fit_on_short_window_fails_validation_envelope_does_not(kind, tau, horizon):
+    r = sv.check_mixing(graphs.by_name(kind, 16, seed=0), tau=tau, horizon=horizon, lyapunov_steps=400)
+    assert r.fit_envelope_worst_ratio > 1.5  # negative control detected
+    assert r.q_fit_below_true
+    assert r.envelope_worst_ratio <= 1 + 1e-12
+    assert r.envelope_horizon_ok and r.envelope_horizon > horizon
+    assert r.one_over_one_minus_q > r.one_over_one_minus_q_fit
+    # the same through validate_envelope on the long series
+    S = mixing.mixing_schedule(graphs.by_name(kind, 16, seed=0), tau=tau)
+    starts = sorted({int(s) for s in np.linspace(0, max(0, (horizon - 1) // 2), 4)})
+    dev, _ = assumptions.deviation_series(S.matrix, S.N, 16, starts, np.arange(S.N), r.envelope_horizon, horizon)
+    # (check_mixing tracks one column of circulant schedules; the worst ratio sits near the
+    # round-off floor, where columns differ by round-off of relative size ~1e-16 / 1e-13)
+    assert assumptions.validate_envelope(dev, r.C_fit, r.q_fit) == pytest.approx(r.fit_envelope_worst_ratio, rel=5e-3)
+
+
+def test_deviation_series_matches_contraction_inside_the_horizon():
+    S = mixing.mixing_schedule(graphs.random_peer(9, seed=2), tau=1, delay="random", seed=3)
+    cols = np.arange(S.N)
+    old = assumptions.contraction(S.matrix, S.N, 9, 40, [0, 10, 19], cols)
+    long, inside = assumptions.deviation_series(S.matrix, S.N, 9, [0, 10, 19], cols, 400, 40)
+    assert np.array_equal(old, inside)
+    assert len(long) > len(inside) and np.all(long[: len(inside)] >= inside)
+
+
+@pytest.mark.parametrize("name", ["exponential", "exponential-bidir", "ring-bidir", "torus", "hypercube",
+                                  "random-peer", "erdos-renyi"])
+def test_every_family_envelope_holds_and_q_at_least_true_rate(name):
+    r = sv.check_mixing(graphs.by_name(name, 16, seed=0), horizon=100, lyapunov_steps=1000)
+    true = r.q_exact if r.q_exact is not None else r.q_lyapunov_interval[1]
+    assert r.q >= true
+    assert r.envelope_worst_ratio <= 1 + 1e-12
+    assert r.envelope_horizon_ok
+    assert r.q_theory_valid is True
+    assert r.weight_floor_ok is True
+    assert not r.nedic_olshevsky_outside
+
+
+# ---- theory's q in log space, weight floor, effective step
+
+
+def test_q_theory_compared_in_log_space_even_when_it_rounds_to_one():
+    r = sv.check_mixing(graphs.random_peer(16, seed=0), horizon=100, lyapunov_steps=1000)
+    assert r.q_theory == 1.0  # the float comparison q <= q_theory is vacuous ...
+    assert r.q_theory_log10_gap < -100 and r.q_true_log10_gap > -1  # ... the log-space one is not
+    assert r.q_theory_valid
+    assert r.q_true_log10_gap == pytest.approx(math.log10(1 - r.q_lyapunov), rel=1e-9)
+    # negative controls: a "theory" rate faster than the true one is rejected, also when both round to 1
+    assert assumptions.rate_bound_valid(math.log10(1 - 0.5), r.q_true_log10_gap) is False
+    assert assumptions.rate_bound_valid(-100.0, -200.0, q_atol=0) is False
+    assert assumptions.rate_bound_valid(-200.0, -100.0, q_atol=0) is True
+    # ring: exact rate cos(pi/n) against the spectral theory bound (equal: valid within round-off)
+    r = sv.check_mixing(graphs.ring(10, bidirectional=True), horizon=50, lyapunov_steps=500)
+    assert r.q_theory_valid and r.q_true_log10_gap == pytest.approx(math.log10(1 - r.q_exact), rel=1e-9)
+
+
+def test_weight_floor_and_effective_step_with_controls():
+    rp = sv.check_mixing(graphs.random_peer(16, seed=0), horizon=200, lyapunov_steps=400)
+    ex = sv.check_mixing(graphs.exponential(16), horizon=200, lyapunov_steps=400)
+    assert rp.weight_floor_ok and ex.weight_floor_ok
+    # control: the regular-graph floor delta = 1 does not hold for a column-stochastic schedule
+    assert not assumptions.weight_floor_ok(rp.weight_min, 1.0, 200)
+    assert assumptions.weight_floor_ok(ex.weight_min, 1.0, 200)
+    # a step that is fine where w = 1 is amplified by small weights beyond 1/L
+    gamma, L = 0.1, 1.0
+    step, ok = assumptions.effective_step(gamma, ex.weight_min, L)
+    assert ok and step == pytest.approx(gamma)
+    eff = assumptions.effective_step(gamma, rp.weight_min, L)
+    assert not eff.ok and eff.step == pytest.approx(gamma / rp.weight_min) and eff.limit == 1.0
+    with pytest.raises(ValueError, match="weight_min must be a number > 0, got 0.0"):
+        assumptions.effective_step(0.1, 0.0, 1.0)
+
+
+# ---- Theorem 1 thresholds and Nedic-Olshevsky
+
+
+def test_theorem1_threshold_matches_theory_and_log_space():
+    from sgpverify import theory
+
+    for C, q, n, L in [(1.0, 0.5, 16, 1.0), (5.0, 0.05, 16, 2.0), (50.0, 0.01, 32, 0.5), (0.97, 0.8195, 16, 1.0)]:
+        t = assumptions.theorem1_threshold(C, q, n, L)
+        ref = float(theory.evaluate(theory.PUBLISHED_THRESHOLD_KNOWN_PART, n=n, L=L, C=C, q=q))
+        assert t.value == pytest.approx(ref, rel=1e-12)
+        assert t.log10 == pytest.approx(math.log10(ref), rel=1e-12)
+    # q rounding to 1: value overflows to inf, log10 stays exact
+    no = assumptions.nedic_olshevsky_constants(16, 4)
+    t = assumptions.theorem1_threshold(no.C, no.q, 16, 1.0, log10_gap_q=no.log10_gap)
+    assert t.value == math.inf
+    assert t.log10 == pytest.approx(math.log10(16 * 4.0**4 * 3600) - 4 * no.log10_gap)
+
+
+def test_report_thresholds_move_between_envelope_and_fit():
+    r = sv.check_mixing(graphs.exponential(16), tau=1, horizon=100, lyapunov_steps=400)
+    assert r.threshold_log10 == pytest.approx(assumptions.theorem1_threshold(r.C, r.q, 16, 1.0).log10)
+    assert r.threshold_fit_log10 == pytest.approx(assumptions.theorem1_threshold(r.C_fit, r.q_fit, 16, 1.0).log10)
+    assert r.threshold_theory_log10 > 100 + r.threshold_log10
+    # the fitted q is biased low: 1/(1 - q) moves by ~3% (issue 9)
+    assert 1.01 < r.one_over_one_minus_q / r.one_over_one_minus_q_fit < 1.10
+
+
+def test_nedic_olshevsky_constants_and_hypotheses():
+    for N, B, ds, s2 in [(3, 2, False, None), (16, 4, False, None), (10, 1, True, 0.5), (10, 2, True, 1.0)]:
+        no = assumptions.nedic_olshevsky_constants(N, B, doubly_stochastic=ds, sigma2_max=s2)
+        q, C, delta, gap = assumptions.theory_constants(N, B, ds, s2)
+        assert (no.q, no.C, no.delta, no.log10_gap) == (q, C, delta, gap)
+        assert len(no.hypotheses) == 4 and any("positive diagonal" in h for h in no.hypotheses)
+    r0 = sv.check_mixing(graphs.random_peer(8, seed=0), horizon=30, lyapunov_steps=200)
+    assert r0.nedic_olshevsky_outside == []
+    # delay-augmented matrices: zero diagonal on the buffer rows, outside the lemma
+    r1 = sv.check_mixing(graphs.random_peer(8, seed=0), tau=2, horizon=30, lyapunov_steps=200)
+    assert r1.positive_self_weights  # real nodes keep their share ...
+    assert r1.nedic_olshevsky_outside == [
+        "positive diagonal: the delay-augmented matrices have a zero diagonal on their 16 buffer rows"]
+    S = mixing.mixing_schedule(graphs.random_peer(8, seed=0), tau=2)
+    assert np.all(S.matrix(0).diagonal()[8:] == 0)  # ... the buffers do not
+    r2 = sv.check_mixing(np.array([[0.0, 0.3], [1.0, 0.7]]), horizon=5, lyapunov_steps=50)
+    assert any("positive diagonal" in h for h in r2.nedic_olshevsky_outside)
+
+
+def test_disconnected_schedule_envelope_does_not_contract():
+    topo = graphs.from_networkx(nx.disjoint_union(nx.cycle_graph(3), nx.cycle_graph(3)))
+    r = sv.check_mixing(topo, horizon=10, lyapunov_steps=200)
+    assert r.q_exact == pytest.approx(1.0, abs=1e-12) and r.q >= r.q_exact
+    assert r.q_lyapunov == pytest.approx(1.0, abs=1e-6)
+    assert r.one_over_one_minus_q > 1e10
+    assert any("do not contract" in v for v in r.violations)
+
+
+def test_new_fields_in_json_and_cli():
+    import io
+    import json
+
+    from sgpverify import cli
+
+    names = ["q_exact", "q_lyapunov", "q_lyapunov_interval", "C", "q", "q_source", "C_fit", "q_fit",
+             "q_fit_window", "envelope_worst_ratio", "fit_envelope_worst_ratio", "one_over_one_minus_q",
+             "one_over_one_minus_q_fit", "weight_min", "delta_theory", "weight_floor_ok", "q_theory_log10_gap",
+             "q_true_log10_gap", "q_theory_valid", "envelope_horizon", "envelope_reaches_floor",
+             "envelope_horizon_over_fit", "envelope_horizon_ok", "threshold_log10", "threshold_fit_log10",
+             "threshold_theory_log10", "nedic_olshevsky_outside"]
+    out = io.StringIO()
+    status = cli.main(["mixing", "--topology", "exponential", "--nodes", "16", "--tau", "1", "--json"], out=out)
+    d = json.loads(out.getvalue())
+    assert status == 0
+    missing = [k for k in names if k not in d]
+    assert not missing
+    assert d["q_source"] == "exact" and d["q"] >= d["q_exact"]
+    out = io.StringIO()
+    cli.main(["mixing", "--topology", "random-peer", "--nodes", "16"], out=out)
+    text = out.getvalue()
+    assert "q_lyapunov" in text and "Lyapunov upper end: an estimate" in text and "q_fit, C_fit" in text
+
+
+def test_check_mixing_stays_fast():
+    import time
+
+    t0 = time.perf_counter()
+    for name in ["exponential", "random-peer", "erdos-renyi"]:
+        sv.check_mixing(graphs.by_name(name, 16, seed=0), horizon=200)
+    assert time.perf_counter() - t0 < 6.0  # about 1 s on a loaded 2-core machine
+
+
+def test_constants_experiment_runs_and_plots(tmp_path):
+    pytest.importorskip("matplotlib")
+    from sgpverify import report
+
+    cfg = tmp_path / "constants.toml"
+    cfg.write_text('experiment = "constants"\nseed = 0\nfigures = ["mixing_constants"]\n\n'
+                   "[config]\nn = 8\nmixing_horizon = 30\n")
+    result, paths, hit = report.run_config(cfg, out=tmp_path / "fig", cache_dir=tmp_path / "cache")
+    assert not hit and paths["mixing_constants"].endswith("mixing_constants.png")
+    rows = result["rows"]
+    assert len(rows) >= 6 and {r["family"] for r in rows} >= {"random-peer", "exponential tau=1", "torus"}
+    for r in rows:
+        assert r["q"] >= (r["q_exact"] if r["q_exact"] is not None else r["q_lyapunov_interval"][1])
+        assert r["envelope_worst_ratio"] <= 1 + 1e-12
+    assert report.run_config(cfg, out=tmp_path / "fig", cache_dir=tmp_path / "cache")[2]  # cached
+
+
+def test_effective_step_predicts_the_engine_amplification():
+    # a step inside gamma <= 1/L, stable on the exponential graph (w = 1), is amplified by
+    # the small push-sum weights of random-peer: the effective-step check flags it
+    from sgpverify import problems
+
+    prob = problems.QuadraticCosine(n=16, d=4, seed=0)
+    gamma = 0.9 / prob.L
+    out = {}
+    for topo in [graphs.exponential(16), graphs.random_peer(16, seed=1)]:
+        tr = sv.simulate(prob, topo, step_size=gamma, n_iter=300, seed=0)
+        w = sv.check_mixing(topo, horizon=300, lyapunov_steps=200).weight_min
+        assert w == pytest.approx(float(np.min(tr.weight_min)), rel=1e-9)
+        out[topo.name.split("(")[0]] = (float(np.asarray(tr.consensus)[-1]), assumptions.effective_step(gamma, w, prob.L))
+    (c_exp, e_exp), (c_rp, e_rp) = out["exponential"], out["random-peer"]
+    assert e_exp.ok and not e_rp.ok
+    assert c_rp > 100 * c_exp
+
+
+@pytest.mark.slow
+def test_exact_rate_large_augmented_schedule_matches_lyapunov():
+    # N = 2048 rows: ARPACK on the period's sparse steps against a long vector propagation
+    topo = graphs.exponential(1024)
+    ex = assumptions.exact_rate(topo, tau=1)
+    assert ex.method == "arpack"
+    ly = assumptions.lyapunov_rate(topo, tau=1, steps=20000, segments=20)
+    assert ly.rate == pytest.approx(ex.rate, rel=1e-3)
+    r = sv.check_mixing(topo, tau=1, horizon=50, lyapunov_steps=400)
+    assert r.q_exact == ex.rate and r.q >= r.q_exact and r.envelope_reaches_floor

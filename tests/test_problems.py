@@ -621,8 +621,60 @@ def test_check_problem_accepts_builtins(kind):
     p = make(kind)
     assert check_problem(p) is p
     c = p.constants()
-    assert set(c) == {"L", "sigma2", "zeta2", "f_lower"}
-    assert all(isinstance(v, float) for v in c.values()), c
+    assert set(c) == {"L", "sigma2", "zeta2", "f_lower", "f_star"}
+    assert all(isinstance(v, float) for k, v in c.items() if k != "f_star"), c
+    assert c["f_star"] is None or (isinstance(c["f_star"], float) and c["f_star"] >= c["f_lower"])
+
+
+# --------------------------------------------------------------------------
+# f_star: the true minimum, against independent computations
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("alpha, a_min, a_max, d", [(0.5, 0.1, 1.0, 10), (1.5, 0.05, 2.0, 7), (0.0, 0.1, 1.0, 3),
+                                                    (3.0, 0.01, 0.2, 5)])
+def test_quadratic_cosine_f_star_against_a_dense_grid(alpha, a_min, a_max, d):
+    """f is separable: the minimum of each 1-D term on a grid fine enough for 1e-9, refined by
+    scipy's bounded scalar minimiser from the best grid point (an independent computation)."""
+    from scipy.optimize import minimize_scalar
+
+    p = QuadraticCosine(n=4, d=d, alpha=alpha, a_min=a_min, a_max=a_max, heterogeneity=1.0, seed=1)
+    total = 0.0
+    for a in p.a:
+        R = math.sqrt(4 * alpha / a) + 1 if alpha else 1.0
+        t = np.linspace(-R, R, 400001)
+        g = a * t**2 / 2 + alpha * np.cos(t)
+        i = int(np.argmin(g))
+        h = t[1] - t[0]
+        res = minimize_scalar(lambda u: a * u * u / 2 + alpha * math.cos(u), bounds=(t[i] - h, t[i] + h),
+                              method="bounded", options={"xatol": 1e-12})
+        total += min(res.fun, g[i])
+    const = float(np.mean(np.sum(p.a * p.b**2, axis=1))) / 2
+    assert p.f_star == pytest.approx(total + const, abs=1e-9)
+    assert float(p.value(p.x_star)) == pytest.approx(p.f_star, abs=1e-12)
+    # no sampled point is lower, and the gradient vanishes at x_star
+    rng = np.random.default_rng(0)
+    X = rng.normal(scale=3.0, size=(20000, d))
+    assert np.all(p.value(X) >= p.f_star - 1e-12)
+    np.testing.assert_allclose(p.full_grad(p.x_star), 0.0, atol=1e-12)
+
+
+def test_double_well_f_star_closed_form_against_grid():
+    for beta, s in ((2.0, 1.0), (0.5, 1.0), (3.0, 0.7)):
+        p = DoubleWell(n=3, d=4, beta=beta, s=s, seed=0)
+        t = np.linspace(-6, 6, 1200001)
+        w = t**2 / 2 + beta * np.exp(-(t**2) / (2 * s**2))
+        assert p.f_star == pytest.approx(4 * w.min(), abs=1e-9)
+
+
+def test_min_hessian_eigenvalue_against_finite_differences():
+    rng = np.random.default_rng(0)
+    for p in (QuadraticCosine(n=2, d=5, alpha=0.8, seed=0), DoubleWell(n=2, d=5, seed=0)):
+        for _ in range(5):
+            x = rng.normal(size=5)
+            h = 1e-5
+            H = np.array([(p.full_grad(x + h * e) - p.full_grad(x - h * e)) / (2 * h) for e in np.eye(5)])
+            assert p.min_hessian_eigenvalue(x) == pytest.approx(np.linalg.eigvalsh((H + H.T) / 2).min(), abs=1e-6)
 
 
 @pytest.mark.parametrize(

@@ -365,3 +365,114 @@ def test_result_is_frozen_and_prints_a_summary():
         fit.slope = 0.0
     text = str(fit)
     assert text.startswith("loglinear slope ") and "95% CI" in text and "ols-t" in text
+
+
+# ---------------------------------------------------------------- the asymptotic exponent test
+
+from sgpverify.rates import test_exponent as exponent_test  # noqa: E402
+from sgpverify.rates import test_limit as limit_test  # noqa: E402
+from sgpverify.suite import QUICK, RATE_DELTA, RATE_OMEGA  # noqa: E402
+
+
+def _synthetic(rng, p, c, s, R, K):
+    """y = K^p (1 + c K^-1/2) exp(eps), eps ~ N(0, s^2) iid: known exponent and correction."""
+    K = np.asarray(K, float)
+    return K**p * (1 + c * K**-0.5) * np.exp(s * rng.standard_normal((R, K.size)))
+
+
+# Noise of the quick preset's rate design (R = 32, K = 256..4096): the measured per-replica sd of the
+# extrapolated exponent was 0.040 (stationarity, seed 0); s = 0.021 gives about 0.05: pessimistic.
+RATE_DESIGN = dict(R=QUICK.rate_replicas, K=QUICK.Ks, s=0.021)
+
+
+def _rates_of(p_true, predicted, c, sims=400, seed=0):
+    rng = np.random.default_rng(seed)
+    out = {"pass": 0, "fail": 0, "inconclusive": 0}
+    for _ in range(sims):
+        y = _synthetic(rng, p_true, c, RATE_DESIGN["s"], RATE_DESIGN["R"], RATE_DESIGN["K"])
+        out[exponent_test(RATE_DESIGN["K"], y, predicted=predicted, delta=RATE_DELTA, omega=RATE_OMEGA).verdict] += 1
+    return {k: v / sims for k, v in out.items()}
+
+
+@pytest.mark.parametrize("predicted", [-0.5, -1.0])
+@pytest.mark.parametrize("c", [1.5, -1.5])
+def test_exponent_test_passes_at_the_true_exponent(predicted, c):
+    assert _rates_of(predicted, predicted, c)["pass"] >= 0.95
+
+
+@pytest.mark.parametrize("predicted", [-0.5, -1.0])
+@pytest.mark.parametrize("shift", [0.1, -0.1])
+@pytest.mark.parametrize("c", [1.5, -1.5])
+def test_exponent_test_fails_a_tenth_away(predicted, shift, c):
+    assert _rates_of(predicted + shift, predicted, c)["fail"] >= 0.95
+
+
+def test_exponent_test_per_replica_sd_matches_the_design_assumption():
+    rng = np.random.default_rng(3)
+    ps = [exponent_test(RATE_DESIGN["K"], _synthetic(rng, -0.5, 1.0, RATE_DESIGN["s"], 2, RATE_DESIGN["K"]),
+                        predicted=-0.5).exponent for _ in range(2000)]
+    # the mean of two replicas has sd / sqrt(2); the design noise is at least the measured 0.040 per replica
+    assert np.std(ps) * math.sqrt(2) > 0.040
+
+
+def test_global_slope_would_fail_a_correct_algorithm_but_the_limit_passes():
+    """The old verdict (global log-log slope interval reaches the prediction) fails a law with an
+    O(K^-1/2) correction once replicas are many; the extrapolated exponent does not."""
+    rng = np.random.default_rng(1)
+    y = _synthetic(rng, -1.0, -1.5, 0.002, 32, QUICK.Ks)
+    fit = fit_loglog(np.asarray(QUICK.Ks, float), y)
+    assert not fit.contains(-1.0)
+    assert exponent_test(QUICK.Ks, y, predicted=-1.0).verdict == "pass"
+
+
+def test_speedup_design_limit_test_coverage_and_power():
+    """Slopes in n at K = 1024, 2048, 4096 extrapolated in K^-1/2 (R = speedup_replicas); iid noise
+    of sd 0.013 per slope (measured on the quick preset, seed 0: 0.011 per slope, 0.025 per replica
+    after extrapolation)."""
+    rng = np.random.default_rng(2)
+    K = np.asarray(QUICK.speedup_Ks, float)
+    res = {}
+    for p in (-0.5, -0.4, -0.6):
+        v = []
+        for _ in range(400):
+            S = p + 0.8 * K**-0.5 + 0.013 * rng.standard_normal((QUICK.speedup_replicas, K.size))
+            v.append(limit_test(K, S, predicted=-0.5, delta=RATE_DELTA, omega=RATE_OMEGA).verdict)
+        res[p] = {k: v.count(k) / len(v) for k in ("pass", "fail", "inconclusive")}
+    assert res[-0.5]["pass"] >= 0.95
+    assert res[-0.4]["fail"] >= 0.95 and res[-0.6]["fail"] >= 0.95
+
+
+def test_gof_rejects_a_wrong_correction_model():
+    # y = K^-1/2 (1 + 30 K^-1): the correction decays like K^-1, not K^-1/2, and is large
+    K = 2.0 ** np.arange(4, 12)
+    rng = np.random.default_rng(0)
+    y = K**-0.5 * (1 + 30 / K) * np.exp(0.0005 * rng.standard_normal((32, K.size)))
+    t = exponent_test(K, y, predicted=-0.5)
+    assert t.gof_pvalue < 0.01 and t.verdict == "inconclusive" and "does not fit" in t.reason
+
+
+def test_bound_only_claim_passes_faster_decay():
+    K = 256.0 * 2 ** np.arange(5)
+    y = np.vstack([K**-0.8] * 4) * np.exp(1e-3 * np.random.default_rng(0).standard_normal((4, 5)))
+    assert exponent_test(K, y, predicted=-0.5).verdict == "fail"
+    assert exponent_test(K, y, predicted=-0.5, bound_only=True).verdict == "pass"
+    assert exponent_test(K, 1 / y, predicted=-0.5, bound_only=True).verdict == "fail"
+
+
+def test_model_free_failure_when_slopes_move_away():
+    # constant-step shape: floor + c/K; local slopes head to 0, away from -1/2
+    K = 256.0 * 2 ** np.arange(5)
+    y = (0.01 + 2 / K) * np.exp(1e-3 * np.random.default_rng(0).standard_normal((8, 5)))
+    t = exponent_test(K, y, predicted=-0.5)
+    assert t.verdict == "fail"
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(x=[1, 2], y=np.ones((1, 2))), "at least 2 replicas"),
+    (dict(x=[2, 1], y=np.ones((3, 2))), "increasing"),
+    (dict(x=[1, 2], y=-np.ones((3, 2))), "finite and positive, got y[0, 0] = -1.0"),
+    (dict(x=[1, 2, 3], y=np.ones((3, 2))), "shape (R, m) with m = len(x) = 3"),
+])
+def test_exponent_test_errors(kw, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        exponent_test(kw["x"], kw["y"], predicted=-0.5)

@@ -19,7 +19,6 @@ WEIGHTS = 'experiment = "weights"\nseed = 1\nfigures = []\n[config]\nn = 6\n'
         ('experiment = "weights"\n[confg]\nn = 6\n', "got unknown confg (did you mean 'config'?)"),
         ('experiment = "weights"\nseeed = 7\n', "got unknown seeed (did you mean 'seed'?)"),
         ('experiment = "weights"\nfigure = []\n', "got unknown figure (did you mean 'figures'?)"),
-        ('experiment = "weights"\n[config]\ntopolgy = "ring"\n', "got unknown topolgy (did you mean 'topology'?)"),
         ('experiment = "weights"\nzzz = 1\n', "got unknown zzz (valid: config, experiment, figures, seed)"),
         ('experiment = "weights"\nconfig = 3\n', "config must be a [config] table, got 3"),
         ('experiment = "weights"\nseed = -1\n', "seed must be an integer >= 0, got -1"),
@@ -34,6 +33,22 @@ def test_unknown_or_bad_keys_exit_2_naming_the_key(tmp_path, capsys, text, messa
     err = capsys.readouterr().err
     assert code == 2 and message in err and err.count("\n") == 1, err
     assert not (tmp_path / "c").exists()  # nothing ran
+
+
+def test_misspelt_config_field_names_the_closest_field(tmp_path, capsys):
+    import dataclasses
+
+    from sgpverify.suite import SuiteConfig
+
+    fields = [f.name for f in dataclasses.fields(SuiteConfig)]
+    field = max(fields, key=len)
+    typo = field[:-1]  # drop the last letter
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'experiment = "weights"\n[config]\n{typo} = 1\n')
+    code = main(["run", str(cfg), "--out", str(tmp_path / "f"), "--cache", str(tmp_path / "c")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert f"got unknown {typo} (did you mean {field!r}?)" in err
 
 
 def test_source_hash_covers_every_source_file():
