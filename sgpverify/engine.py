@@ -459,7 +459,7 @@ def simulate(
 
     def record(k):
         X, w = st.X, st.w
-        _check_finite(X, w, k, gamma, problem, last_record[0])
+        _check_finite(X, w, k, gamma, problem, last_record[0], w_low)
         last_record[0] = k
         in_flight = push and len(st.inbox) > 1  # with tau = 0 the single slot is empty here
         tot = metrics.total(X, st.inbox if in_flight else ())
@@ -513,7 +513,7 @@ def simulate(
                 # cheap finiteness test every step (the node sum of the steps is
                 # computed anyway): names the actual iteration of a divergence
                 if not math.isfinite(applied.sum()):
-                    _check_finite_step(st, G, k, gamma, problem, push)
+                    _check_finite_step(st, G, k, gamma, problem, w_low)
             if k % record_every == 0:
                 step_sq.append(np.einsum("nrd,nrd->r", G, G) / n)
             # 3. the step and the gossip
@@ -716,35 +716,42 @@ def _node_sum(G, ones):
     return (ones @ G.reshape(n, -1)).reshape(G.shape[1:])
 
 
-def _diverged(i, k, gamma, problem, what="", since=None):
+def _diverged(i, k, gamma, problem, what="", since=None, w_low=1.0):
+    """The error, with ``iteration`` and ``node`` attributes; names the effective
+    step when small push-sum weights amplified the step."""
     where = f"at iteration {k}" if since is None or since >= k - 1 else (
         f"at iteration {k} (first seen at this record; finite at iteration {since})")
-    return SimulationDivergedError(
+    eff = (f", effective step step_size / w_min = {gamma / w_low:.4g} with push-sum weights down to {w_low:.3g}"
+           if w_low < 1.0 else "")
+    exc = SimulationDivergedError(
         f"simulation diverged: node {i} is not finite {where}{what} "
-        f"(step_size = {gamma:g}; problem L = {float(problem.L):.4g}, so step_size <= 1/L = "
+        f"(step_size = {gamma:g}{eff}; problem L = {float(problem.L):.4g}, so a step <= 1/L = "
         f"{1 / float(problem.L) if problem.L else math.inf:.4g} is the safe range)"
     )
+    exc.iteration, exc.node = k, i
+    return exc
 
 
-def _check_finite(X, w, k, gamma, problem, since=None):
+def _check_finite(X, w, k, gamma, problem, since=None, w_low=1.0):
     """At a record: raise if the state is not finite (the per-step test, with
     mass tracking, has normally caught it at its actual iteration already)."""
     if np.isfinite(X).all() and np.isfinite(w).all():
         return
     bad = ~np.isfinite(X).all(axis=(1, 2)) | ~np.isfinite(w).all(axis=1)
     i = int(np.flatnonzero(bad)[0])
-    raise _diverged(i, k, gamma, problem, since=since)
+    raise _diverged(i, k, gamma, problem, since=since, w_low=w_low)
 
 
-def _check_finite_step(st, G, k, gamma, problem, push):
+def _check_finite_step(st, G, k, gamma, problem, w_low=1.0):
     """The node sum of the steps of iteration k is not finite: find the node."""
     X, w = st.X, st.w
     bad_x = ~np.isfinite(X).all(axis=(1, 2)) | ~np.isfinite(w).all(axis=1)
     if bad_x.any():
-        raise _diverged(int(np.flatnonzero(bad_x)[0]), k, gamma, problem)
+        raise _diverged(int(np.flatnonzero(bad_x)[0]), k, gamma, problem, w_low=w_low)
     bad_g = ~np.isfinite(G).all(axis=(1, 2))
     if bad_g.any():
-        raise _diverged(int(np.flatnonzero(bad_g)[0]), k, gamma, problem, " (its stochastic gradient overflows)")
+        raise _diverged(int(np.flatnonzero(bad_g)[0]), k, gamma, problem, " (its stochastic gradient overflows)",
+                        w_low=w_low)
     # finite steps whose sum overflowed: not a divergence of a node (yet)
 
 

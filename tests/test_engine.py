@@ -617,6 +617,7 @@ def test_divergence_names_the_actual_iteration(algorithm):
     assert 5 < k_true < 395 and k_true % 50 != 0
     with pytest.raises(sv.SimulationDivergedError, match=rf"node \d+ is not finite at iteration {k_true} "):
         sv.simulate(prob, topo, record_every=50, **kw)
+    assert every.value.iteration == k_true and 0 <= every.value.node < 4
     # the per-node reference: the state is finite before k_true
     ok = sv.simulate(prob, topo, record_every=50, **dict(kw, n_iter=k_true - 1))
     assert np.isfinite(ok.x).all()
@@ -648,6 +649,15 @@ def test_disconnected_schedule_is_reported_before_the_numbers_explode():
     P = mixing.push_matrix(topo, 0)
     with pytest.raises(sv.MixingAssumptionError, match=r"node\(s\) \[0\] receive nothing"):
         sv.simulate(prob, P, step_size=0.01, n_iter=2000)
+
+
+def test_divergence_under_small_weights_names_the_effective_step():
+    # message loss drains every weight: the step on z = x / w grows until the run blows up
+    prob = problems.QuadraticCosine(16, 3, sigma=0.1, seed=0)
+    topo = graphs.with_message_loss(graphs.exponential(16), 0.05, seed=0)
+    with pytest.raises(sv.SimulationDivergedError, match=r"effective step step_size / w_min = \S+ with push-sum "
+                                                         r"weights down to \S+; problem L = 1.5"):
+        sv.simulate(prob, topo, step_size=0.1, n_iter=2000, x0=np.ones(3))
 
 
 def test_tiny_weights_on_a_connected_schedule_are_not_blamed():
