@@ -8,7 +8,7 @@ Assran, Loizou, Ballas and Rabbat (ICML 2019).
 from . import assumptions, engine, graphs, metrics, mixing, problems, rates
 from .assumptions import MixingReport, check_mixing
 from .engine import Trace, simulate
-from .errors import MixingAssumptionError, SGPVerifyError, SimulationDivergedError
+from .errors import EffectiveStepWarning, MixingAssumptionError, SGPVerifyError, SimulationDivergedError
 
 __version__ = "0.1.0"
 
@@ -27,6 +27,7 @@ __all__ = [
     "SGPVerifyError",
     "MixingAssumptionError",
     "SimulationDivergedError",
+    "EffectiveStepWarning",
     "verify",
     "__version__",
 ]

@@ -97,7 +97,7 @@ def seed_sequence(seed, *spawn_key):
 
 
 #: Stream domains: objects built with the same seed draw independent streams.
-STREAM = {"erdos-renyi": 1, "random-peer": 2, "link-failures": 3, "delay": 4, "columns": 5}
+STREAM = {"erdos-renyi": 1, "random-peer": 2, "link-failures": 3, "delay": 4, "columns": 5, "message-loss": 6}
 
 
 def rng_for(seed, domain, *spawn_key):

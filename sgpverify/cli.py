@@ -35,6 +35,15 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: error: {message}")
 
 
+def _seed_arg(text):
+    if text.strip().lower() in ("random", "none"):
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer or 'random', got {text!r}") from None
+
+
 def _positive_int_list(text):
     try:
         return [int(v) for v in text.split(",") if v.strip()]
@@ -118,7 +127,10 @@ def build_parser():
     s.add_argument("--nesterov", action="store_true")
     s.add_argument("--send-before-step", action="store_true", help="the authors' overlap variant")
     s.add_argument("--replicas", type=int, default=1, metavar="R")
-    s.add_argument("--seed", type=int, default=0, metavar="S")
+    s.add_argument("--seed", type=_seed_arg, default=0, metavar="S",
+                   help="seed (default 0); 'random': fresh entropy, printed so that the run can be repeated")
+    s.add_argument("--message-loss", type=float, metavar="P",
+                   help="lose each message in flight with probability P (mass is not conserved)")
     s.add_argument("--record-every", type=int, metavar="E", help="default: iters // 100 (at least 1)")
     s.add_argument("--json", action="store_true", help="print one JSON object with final values and series")
     s.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
@@ -216,8 +228,14 @@ def load_matrix(path):
 
             return scipy.io.mmread(p)
         text = p.read_text()
+        if not text.strip():
+            raise UsageError(f"sgpverify mixing: error: --matrix file {str(path)!r} must hold a matrix, got an empty file")
         delim = "," if "," in text else None
-        return np.atleast_2d(np.loadtxt(p, delimiter=delim, ndmin=2))
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # numpy's "input contained no data" is an error here
+            return np.atleast_2d(np.loadtxt(p, delimiter=delim, ndmin=2))
     except UsageError:
         raise
     except Exception as exc:  # unreadable file: a user mistake
@@ -279,24 +297,35 @@ def _cmd_simulate(a, out, err=None):
     check_int("nodes", a.nodes, min_value=1)
     check_int("dim", a.dim, min_value=1)
     check_int("iters", a.iters, min_value=0)
+    if a.seed is None:  # fresh entropy, recorded in the output so that the run can be repeated
+        a.seed = int(np.random.SeedSequence().entropy)
+    check_int("seed", a.seed, min_value=0)
     prob = problems.by_name(a.problem, a.nodes, a.dim, seed=a.seed)
     topo = graphs.by_name(a.topology, a.nodes, peers=a.peers, seed=a.seed)
+    if a.message_loss is not None:
+        topo = graphs.with_message_loss(topo, a.message_loss, seed=a.seed)
     record_every = a.record_every if a.record_every is not None else max(1, a.iters // 100)
     bar = None
     if not a.no_progress and a.iters >= 2000:
         from tqdm import tqdm
 
         bar = tqdm(total=a.iters, desc="simulate", unit="it", file=err or sys.stderr, mininterval=0.5)
+    import warnings
+
     try:
-        trace = simulate(
-            prob, topo, step_size=a.step_size, n_iter=a.iters, tau=a.tau, delay=a.delay,
-            algorithm=a.algorithm, replicas=a.replicas, seed=a.seed, record_every=record_every,
-            momentum=a.momentum, nesterov=a.nesterov, send_before_step=a.send_before_step,
-            average_every=a.average_every, progress=(lambda k: bar.update(1)) if bar else None,
-        )
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", RuntimeWarning)
+            trace = simulate(
+                prob, topo, step_size=a.step_size, n_iter=a.iters, tau=a.tau, delay=a.delay,
+                algorithm=a.algorithm, replicas=a.replicas, seed=a.seed, record_every=record_every,
+                momentum=a.momentum, nesterov=a.nesterov, send_before_step=a.send_before_step,
+                average_every=a.average_every, progress=(lambda k: bar.update(1)) if bar else None,
+            )
     finally:
         if bar is not None:
             bar.close()
+    for w in caught:  # one line each, on stderr
+        (err or sys.stderr).write(f"sgpverify simulate: warning: {w.message}\n")
     if a.json:
         d = trace.to_dict()
         d["constants"] = {"L": prob.L, "sigma2": prob.sigma2, "zeta2": prob.zeta2, "f_lower": prob.f_lower}
@@ -309,12 +338,15 @@ def _cmd_simulate(a, out, err=None):
         ("topology", trace.topology),
         ("algorithm", a.algorithm + (f", tau={a.tau} ({trace.delay})" if a.tau else "")),
         ("iterations, step size", f"{a.iters}, {a.step_size:g}" + (f", {a.replicas} replicas" if a.replicas > 1 else "")),
+        ("seed", str(trace.seed)),
         ("consensus", f"{f['consensus']:.6g}   (1/n) sum_i ||z_i - xbar||^2"),
         ("grad_norm_sq", f"{f['grad_norm_sq']:.6g}   ||grad f(xbar)||^2"),
         ("value", f"{f['value']:.6g}   f(xbar)"),
-        ("mass_error", f"{f['mass_error']:.3g}"),
+        ("mass_error", f"{f['mass_error']:.3g}" + (f"   (lost in flight: {f['mass_lost']:.3g})" if a.message_loss else "")),
         ("weight_error", f"{f['weight_error']:.3g}"),
         ("weights", f"[{f['weight_min']:.4g}, {f['weight_max']:.4g}]"),
+        ("effective step", f"{trace.effective_step_max:.4g}   max step_size / w_min (1/L = "
+                           f"{1 / prob.L if prob.L else float('inf'):.4g})"),
     ]
     width = max(len(k) for k, _ in rows)
     out.write("\n".join(f"{k.ljust(width)}  {v}" for k, v in rows) + "\n")

@@ -17,16 +17,16 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg.blas import daxpy
 
 from . import metrics
 from ._validate import check_choice, check_float, check_int, check_seed
-from .errors import SimulationDivergedError
-from .graphs import Topology
-from .mixing import MixingSchedule, delay_model, mixing_schedule
+from .errors import EffectiveStepWarning, MixingAssumptionError, SimulationDivergedError
+from .graphs import Topology, is_strongly_connected, normalize_edges
+from .mixing import FixedDelay, LinkDelay, MixingSchedule, delay_model, mixing_schedule
 from .problems import check_problem
 
 try:  # in-place Y += A @ X for CSR / CSC A (no temporary): scipy's own kernels
@@ -57,7 +57,21 @@ class Trace:
     - ``mass_error``: ``max |sum of numerators incl. in flight - (initial sum -
       step_size * sum of applied steps)|`` over coordinates;
     - ``weight_error``: ``|sum of weights incl. in flight - n|``;
-    - ``weight_min``, ``weight_max``: over the real nodes.
+    - ``weight_min``, ``weight_max``: over the real nodes;
+    - ``mass_lost``: ``max |numerator mass lost in flight so far|`` over
+      coordinates, and ``weight_lost``: the weight lost, both zero unless the
+      topology loses messages (:func:`sgpverify.graphs.with_message_loss`);
+      then ``mass_error - mass_lost`` and ``weight_error - weight_lost`` are
+      round-off.
+
+    ``effective_step_max``: the largest step on the de-biased parameters,
+    ``step_size / w_min`` over the run (``w_min`` the smallest push-sum
+    weight of a real node when a gradient is taken; ``step_size`` for
+    algorithms without weights). :func:`simulate` warns
+    (:class:`~sgpverify.errors.EffectiveStepWarning`) when it exceeds ``1/L``.
+
+    ``seed``: the seed used (fresh entropy when ``simulate`` got None), so
+    that passing it back repeats the run bit for bit.
 
     ``xbar`` always counts the mass in flight (THEORY.md section 3).
     """
@@ -84,10 +98,14 @@ class Trace:
     weight_error: np.ndarray
     weight_min: np.ndarray
     weight_max: np.ndarray
+    mass_lost: np.ndarray
+    weight_lost: np.ndarray
+    effective_step_max: float
     z_history: np.ndarray | None = None
     step_sq: np.ndarray | None = None
 
-    SERIES = ("consensus", "grad_norm_sq", "value", "mass_error", "weight_error", "weight_min", "weight_max")
+    SERIES = ("consensus", "grad_norm_sq", "value", "mass_error", "weight_error", "weight_min", "weight_max",
+              "mass_lost", "weight_lost")
 
     def final(self):
         """Last recorded value of each series (averaged over replicas)."""
@@ -150,8 +168,11 @@ class _Mixer:
     messages, with no zeroing pass. A topology with push weights is turned
     into CSR arrays straight from its edges (``P[i, j] = 1/(outdeg_j + 1)``,
     the same matrix as :func:`sgpverify.mixing.push_matrix`); other schedules
-    go through their scipy matrices. Periodic schedules with deterministic
-    delays are cached per period.
+    go through their scipy matrices. Periodic schedules whose delays cannot
+    depend on k (none, :class:`~sgpverify.mixing.FixedDelay`,
+    :class:`~sgpverify.mixing.LinkDelay`) and that lose no messages are
+    cached per period; the cache never changes a result (the tests compare
+    every run with its aperiodic twin, bit for bit).
     """
 
     def __init__(self, schedule, tau, model, topology=None):
@@ -159,21 +180,33 @@ class _Mixer:
         self.topo = topology
         self.tau = tau
         self.model = model
-        self.cacheable = schedule.period is not None and (model is None or not model.random)
+        # only delays known not to depend on k may be cached (a user DelayModel
+        # or a random one is asked every step): the cache never changes a result
+        static = model is None or type(model) in (FixedDelay, LinkDelay)
+        lossy = topology is not None and topology.loses_messages
+        self.cacheable = schedule.period is not None and static and not lossy
         self._cache = {}
 
     def step(self, k):
+        """``(parts, split, lost)``: the gossip of step k (see the class doc) and,
+        under message loss, each node's total share lost in flight (else None)."""
         key = k % self.S.period if self.cacheable else None
         if key is not None and key in self._cache:
             return self._cache[key]
         build = _CSR.from_rows
+        lost_share = keep = None
         if self.topo is not None:
             n = self.topo.n
-            e = self.topo._edges(k)
+            e = self.topo._valid_edges(k)  # validated and sorted by sender
             src, dst = e[:, 0], e[:, 1]
             diag = 1.0 / (np.bincount(src, minlength=n) + 1.0)
             vals = diag[src]
             build = _CSR.from_sorted_cols  # edges come sorted by sender
+            if self.topo.loses_messages:
+                lost = self.topo._lost(k)
+                if lost is not None and lost.any():
+                    lost_share = np.bincount(src[lost], weights=vals[lost], minlength=n)
+                    keep = ~lost
         else:
             P = self.S.base_matrix(k)
             n = P.shape[0]
@@ -181,10 +214,14 @@ class _Mixer:
             off = C.row != C.col
             src, dst, vals = C.col[off].astype(np.int64), C.row[off].astype(np.int64), C.data[off]
             diag = np.ascontiguousarray(P.diagonal(), dtype=float)
+        # delays are drawn for every message sent, lost ones included
+        d = self.model.edge_delays(k, src, dst) if self.tau else None
+        if keep is not None:  # lost messages never arrive
+            src, dst, vals = src[keep], dst[keep], vals[keep]
+            d = d[keep] if d is not None else None
         if self.tau == 0:
-            out = (None, (diag, build(n, dst, src, vals)))
+            out = (None, (diag, build(n, dst, src, vals)), lost_share)
         else:
-            d = self.model.edge_delays(k, src, dst)
             idx = np.arange(n)
             # the self share (never delayed) arrives with the delay-0 messages
             parts = [[_CSR.from_sorted_cols(n, idx, idx, diag)]]
@@ -195,7 +232,7 @@ class _Mixer:
                     parts[0].append(A)
                 else:
                     parts.append([A])
-            out = (parts, None)
+            out = (parts, None, lost_share)
         if key is not None:
             self._cache[key] = out
         return out
@@ -263,8 +300,9 @@ def simulate(
     replicas : int
         Independent Monte-Carlo runs in one vectorised pass (gradient noise
         from ``SeedSequence(seed).spawn(replicas)``; graph and delays shared).
-    seed : int
+    seed : int or None
         Seed of the gradient noise and of random delays; same seed, same bits.
+        None draws fresh entropy and records it in ``Trace.seed``.
     record_every : int
         Record the metrics every this many iterations (and at the end).
     momentum : float
@@ -301,8 +339,19 @@ def simulate(
     Raises
     ------
     SimulationDivergedError
-        If the state becomes NaN or infinite (names the iteration, node and
-        step size).
+        If the state becomes NaN or infinite (names the first iteration at
+        which a node's gradient or state is not finite, the node and the step
+        size).
+    MixingAssumptionError
+        If a push-sum weight falls below ``1e-8`` (then at every further
+        factor ``1e-4``) and the schedule is not strongly connected (over one
+        period; for aperiodic schedules, over the second half of the run so
+        far): names the nodes that receive nothing.
+
+    Warns
+    -----
+    EffectiveStepWarning
+        If ``Trace.effective_step_max`` (``step_size / w_min``) exceeds ``1/L``.
 
     Notes
     -----
@@ -327,6 +376,8 @@ def simulate(
     record_every = check_int("record_every", record_every, min_value=1)
     beta = check_float("momentum", momentum, low=0.0, high=1.0, high_open=True)
     seed = check_seed("seed", seed)
+    if seed is None:  # fresh entropy, recorded so that the run can be repeated
+        seed = int(np.random.SeedSequence().entropy)
     n, d = int(problem.n_nodes), int(problem.dim)
     if algorithm != "sgp" and tau > 0:
         raise ValueError(f"tau applies to algorithm 'sgp' only, got tau = {tau} with {algorithm!r}")
@@ -349,6 +400,8 @@ def simulate(
         elif algorithm == "dpsgd":
             if not isinstance(topology, Topology):
                 raise TypeError(f"algorithm 'dpsgd' needs a Topology, got {type(topology).__name__}")
+            if topology.loses_messages:
+                raise ValueError(f"message loss applies to algorithm 'sgp' only, got {algorithm!r} on {topology.name}")
             schedule = mixing_schedule(topology, weights="metropolis")
         else:
             schedule = mixing_schedule(topology)
@@ -356,6 +409,10 @@ def simulate(
             raise ValueError(f"topology has {schedule.n} nodes but problem.n_nodes = {n}")
         topo_name = schedule.name
         model = delay_model(delay, tau, seed) if tau > 0 else None
+        if isinstance(model, LinkDelay) and model._D.shape != (n, n):
+            raise ValueError(
+                f"delay must be a per-link delay matrix of shape ({n}, {n}) for {n} nodes, got shape {model._D.shape}"
+            )
         fast = topology if isinstance(topology, Topology) and algorithm == "sgp" else None
         mixer = _Mixer(schedule, tau, model, topology=fast)
     else:
@@ -368,7 +425,10 @@ def simulate(
     if x0 is None:
         X[...] = 0.0
     else:
-        x0 = np.asarray(x0, dtype=float)
+        try:
+            x0 = np.asarray(x0, dtype=float)
+        except (TypeError, ValueError):
+            raise TypeError(f"x0 must be a numeric array of shape ({d},) or ({n}, {d}), got {_short(x0)}") from None
         if x0.shape == (d,):
             X[...] = x0
         elif x0.shape == (n, d):
@@ -391,10 +451,16 @@ def simulate(
     # weights that stay exactly 1 (doubly stochastic, no delay): z = x, no division
     w_may_be_one = tau == 0
     ones = np.ones(n)
+    lost_x = np.zeros((R, d))  # numerator mass lost in flight (message loss)
+    lost_w = np.zeros(R)
+    w_low = 1.0  # smallest weight of a real node when a gradient was taken
+    alarm = _WEIGHT_ALARM  # next weight level that triggers the connectivity check
+    last_record = [0]
 
     def record(k):
         X, w = st.X, st.w
-        _check_finite(X, w, k, gamma, problem)
+        _check_finite(X, w, k, gamma, problem, last_record[0], w_low)
+        last_record[0] = k
         in_flight = push and len(st.inbox) > 1  # with tau = 0 the single slot is empty here
         tot = metrics.total(X, st.inbox if in_flight else ())
         tot_w = metrics.total(w, st.inbox_w if in_flight else ())
@@ -414,6 +480,8 @@ def simulate(
         rec["weight_error"].append(np.abs(tot_w - n))
         rec["weight_min"].append(w.min(axis=0))
         rec["weight_max"].append(w.max(axis=0))
+        rec["mass_lost"].append(np.max(np.abs(lost_x), axis=-1))
+        rec["weight_lost"].append(lost_w.copy())
         if record_states:
             rec.setdefault("z_history", []).append(Z.transpose(1, 0, 2).copy())
 
@@ -424,6 +492,12 @@ def simulate(
             # 1. stochastic gradients at the de-biased points z = x / w
             if w_may_be_one:  # stays True while every weight is exactly 1
                 w_may_be_one = bool(np.all(st.w == 1.0))
+            if push and not w_may_be_one:
+                wmin = float(st.w.min())
+                if wmin < w_low:
+                    w_low = wmin
+                    if wmin < alarm:
+                        alarm = _check_connected(mixer, st.w, k, alarm)
             if push and not w_may_be_one and debias:
                 np.divide(st.X, st.w[:, :, None], out=Z)
                 G = _gradients(problem, Z, rngs, R)
@@ -436,15 +510,20 @@ def simulate(
                 G = G + beta * U if nesterov else U
             if track_mass:
                 applied += _node_sum(G, ones)
+                # cheap finiteness test every step (the node sum of the steps is
+                # computed anyway): names the actual iteration of a divergence
+                if not math.isfinite(applied.sum()):
+                    _check_finite_step(st, G, k, gamma, problem, w_low)
             if k % record_every == 0:
                 step_sq.append(np.einsum("nrd,nrd->r", G, G) / n)
             # 3. the step and the gossip
             if push:
-                parts, split = mixer.step(k)
-                _sgp_step(k, st, G, gamma, parts, send_before_step, split)
+                parts, split, lost = mixer.step(k)
+                # under message loss, the shares lost in flight are accounted
+                _sgp_step(k, st, G, gamma, parts, send_before_step, split, lost, lost_x, lost_w)
             elif algorithm == "dpsgd":
                 # X <- W X - gamma G (Lian et al.): gradient at the pre-gossip X
-                parts, split = mixer.step(k)
+                parts, split, _ = mixer.step(k)
                 _gossip(k, st, parts, mix_weights=False, split=split)
                 _axpy(-gamma, G, st.X)
             else:
@@ -455,6 +534,16 @@ def simulate(
                 progress(k)
         record(n_iter)
 
+    effective = gamma / w_low if push else gamma
+    L = float(problem.L)
+    if L > 0 and effective > 1.0 / L:
+        warnings.warn(
+            f"effective step step_size / w_min = {gamma:g} / {w_low:.3g} = {effective:.3g} exceeds "
+            f"1/L = {1.0 / L:.3g} (L = {L:.4g}): the descent analysis assumes a step <= 1/L on the "
+            f"de-biased parameters",
+            EffectiveStepWarning,
+            stacklevel=2,
+        )
     X, w = st.X, st.w
     if debias:
         np.divide(X, w[:, :, None], out=Z)
@@ -486,6 +575,7 @@ def simulate(
         tau=tau,
         delay=model.name if model is not None else None,
         seed=seed if not isinstance(seed, np.random.SeedSequence) else None,
+        effective_step_max=float(effective),
         **out,
     )
 
@@ -541,16 +631,31 @@ def _gossip(k, st, parts, mix_weights=True, split=None):
         old_w.fill(0.0)
 
 
-def _sgp_step(k, st, G, gamma, parts, send_before_step, split=None):
-    """One SGP / tau-OSGP iteration in place: (st.X, st.w) become the state at k+1."""
+def _sgp_step(k, st, G, gamma, parts, send_before_step, split=None, lost=None, lost_x=None, lost_w=None):
+    """One SGP / tau-OSGP iteration in place: (st.X, st.w) become the state at k+1.
+
+    ``lost``: each node's total share lost in flight this step (message loss);
+    the mass it carries is added to ``lost_x`` (R, d) and ``lost_w`` (R,)."""
     if send_before_step:
         # the authors' overlap variant: mix x^k, then step locally
+        if lost is not None:
+            _account_lost(lost, st, lost_x, lost_w)
         _gossip(k, st, parts, split=split)
         _axpy(-gamma, G, st.X)
     else:
         # x^{k+1/2} = x^k - gamma g; then push-sum gossip of x^{k+1/2} and w^k
         _axpy(-gamma, G, st.X)
+        if lost is not None:
+            _account_lost(lost, st, lost_x, lost_w)
         _gossip(k, st, parts, split=split)
+
+
+def _account_lost(lost, st, lost_x, lost_w):
+    """Add the mass of the shares lost in flight (``lost[j]``: node j's lost share)."""
+    idx = np.flatnonzero(lost)
+    n, R, d = st.X.shape
+    lost_x += (lost[idx] @ st.X[idx].reshape(len(idx), R * d)).reshape(R, d)
+    lost_w += lost[idx] @ st.w[idx]
 
 
 def _gradients(problem, Z, rngs, R):
@@ -564,18 +669,33 @@ def _gradients(problem, Z, rngs, R):
     return G
 
 
-#: Arrays from this size on are memory-bound: BLAS level-1/2 kernels (which may
-#: use both cores) beat numpy ufuncs there; below it, BLAS thread start-up and
-#: spinning on a loaded machine cost more than they save.
+#: Arrays from this size on are memory-bound: the update and the node sums
+#: stream by blocks (no full-size temporary) instead of one numpy expression.
 _BLAS_MIN = 1 << 18
+#: Block of the large-array update (elements): a 512 KB temporary, cache-resident.
+_AXPY_BLOCK = 1 << 16
 
 
 def _axpy(a, G, X):
-    """X += a * G in place (BLAS daxpy for large contiguous arrays)."""
+    """X += a * G in place.
+
+    Large contiguous arrays are updated by blocks through one cache-resident
+    temporary: the same two roundings (``a * g``, then the sum) as the
+    small-array expression, so that the result never depends on the array
+    size (replica 0 of an R-replica run is bit-equal to the one-replica run).
+    BLAS daxpy is not used: it may fuse the multiply-add (one rounding).
+    """
     if G.shape != X.shape:
         G = np.broadcast_to(G, X.shape)
     if X.size >= _BLAS_MIN and X.flags.c_contiguous and G.flags.c_contiguous and G.dtype == np.float64:
-        daxpy(G.reshape(-1), X.reshape(-1), a=a)  # in place: X.reshape(-1) is a view
+        xf, gf = X.reshape(-1), G.reshape(-1)  # views
+        m = xf.size
+        buf = np.empty(min(_AXPY_BLOCK, m))
+        for a0 in range(0, m, _AXPY_BLOCK):  # blocks of the array, not nodes
+            a1 = min(a0 + _AXPY_BLOCK, m)
+            t = buf[: a1 - a0]
+            np.multiply(gf[a0:a1], a, out=t)
+            np.add(xf[a0:a1], t, out=xf[a0:a1])
     else:
         X += a * G
 
@@ -596,13 +716,96 @@ def _node_sum(G, ones):
     return (ones @ G.reshape(n, -1)).reshape(G.shape[1:])
 
 
-def _check_finite(X, w, k, gamma, problem):
+def _diverged(i, k, gamma, problem, what="", since=None, w_low=1.0):
+    """The error, with ``iteration`` and ``node`` attributes; names the effective
+    step when small push-sum weights amplified the step."""
+    where = f"at iteration {k}" if since is None or since >= k - 1 else (
+        f"at iteration {k} (first seen at this record; finite at iteration {since})")
+    eff = (f", effective step step_size / w_min = {gamma / w_low:.4g} with push-sum weights down to {w_low:.3g}"
+           if w_low < 1.0 else "")
+    exc = SimulationDivergedError(
+        f"simulation diverged: node {i} is not finite {where}{what} "
+        f"(step_size = {gamma:g}{eff}; problem L = {float(problem.L):.4g}, so a step <= 1/L = "
+        f"{1 / float(problem.L) if problem.L else math.inf:.4g} is the safe range)"
+    )
+    exc.iteration, exc.node = k, i
+    return exc
+
+
+def _check_finite(X, w, k, gamma, problem, since=None, w_low=1.0):
+    """At a record: raise if the state is not finite (the per-step test, with
+    mass tracking, has normally caught it at its actual iteration already)."""
     if np.isfinite(X).all() and np.isfinite(w).all():
         return
     bad = ~np.isfinite(X).all(axis=(1, 2)) | ~np.isfinite(w).all(axis=1)
     i = int(np.flatnonzero(bad)[0])
-    raise SimulationDivergedError(
-        f"simulation diverged: node {i} is not finite at iteration {k} "
-        f"(step_size = {gamma:g}; problem L = {float(problem.L):.4g}, so step_size <= 1/L = "
-        f"{1 / float(problem.L) if problem.L else math.inf:.4g} is the safe range)"
-    )
+    raise _diverged(i, k, gamma, problem, since=since, w_low=w_low)
+
+
+def _check_finite_step(st, G, k, gamma, problem, w_low=1.0):
+    """The node sum of the steps of iteration k is not finite: find the node."""
+    X, w = st.X, st.w
+    bad_x = ~np.isfinite(X).all(axis=(1, 2)) | ~np.isfinite(w).all(axis=1)
+    if bad_x.any():
+        raise _diverged(int(np.flatnonzero(bad_x)[0]), k, gamma, problem, w_low=w_low)
+    bad_g = ~np.isfinite(G).all(axis=(1, 2))
+    if bad_g.any():
+        raise _diverged(int(np.flatnonzero(bad_g)[0]), k, gamma, problem, " (its stochastic gradient overflows)",
+                        w_low=w_low)
+    # finite steps whose sum overflowed: not a divergence of a node (yet)
+
+
+#: Push-sum weight below which the engine checks that the schedule is strongly
+#: connected (then again at each further factor ``_WEIGHT_ALARM_STEP``).
+_WEIGHT_ALARM = 1e-8
+_WEIGHT_ALARM_STEP = 1e-4
+
+
+def _window_edges(mixer, a, b):
+    """Union of the communication edges of steps ``a <= k < b``."""
+    if mixer.topo is not None:
+        return mixer.topo.union(a, b)
+    S = mixer.S
+    ks = range(a, b) if S.period is None or b - a <= S.period else range(a, a + S.period)
+    src, dst = [], []
+    for k in ks:
+        C = sp.coo_array(S.base_matrix(k))
+        off = (C.row != C.col) & (C.data != 0)
+        src.append(C.col[off])
+        dst.append(C.row[off])
+    return normalize_edges(np.concatenate(src), np.concatenate(dst), S.n)
+
+
+def _check_connected(mixer, w, k, alarm):
+    """A weight fell below ``alarm`` at iteration k: is the schedule to blame?
+
+    Raises MixingAssumptionError if the union graph over one period (periodic
+    schedules) or over the second half of the run so far (aperiodic ones) is
+    not strongly connected; otherwise returns the next alarm level.
+    """
+    n = w.shape[0]
+    period = mixer.S.period if mixer.topo is None else mixer.topo.period
+    if period is not None:  # one period decides for the whole run
+        a, b = 0, period
+        span = f"over its period ({period} step{'s' if period > 1 else ''}, so over the whole run)"
+    else:
+        a, b = k // 2, max(k, k // 2 + 1)
+        span = f"over iterations {a}..{b - 1}"
+    e = _window_edges(mixer, a, b)
+    if not is_strongly_connected(n, e):
+        indeg = np.bincount(e[:, 1], minlength=n) if len(e) else np.zeros(n, dtype=np.int64)
+        deaf = np.flatnonzero(indeg == 0)
+        i = int(np.argmin(w.min(axis=1)))
+        who = (f"node(s) {deaf[:8].tolist()}{' ...' if deaf.size > 8 else ''} receive nothing"
+               if deaf.size else "some nodes cannot be reached from others")
+        raise MixingAssumptionError(
+            f"schedule is not strongly connected {span}: {who}; "
+            f"the push-sum weight of node {i} fell to {float(w.min()):.3g} at iteration {k}, so z = x / w "
+            f"grows without bound (the SGP analysis assumes B-strong connectivity, THEORY.md section 5)"
+        )
+    return float(w.min()) * _WEIGHT_ALARM_STEP
+
+
+def _short(value, width=60):
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."

@@ -10,6 +10,7 @@ __all__ = [
     "SGPVerifyError",
     "MixingAssumptionError",
     "SimulationDivergedError",
+    "EffectiveStepWarning",
 ]
 
 
@@ -26,3 +27,12 @@ class MixingAssumptionError(SGPVerifyError, ValueError):
 
 class SimulationDivergedError(SGPVerifyError, ArithmeticError):
     """A simulation produced NaN or infinite values."""
+
+
+class EffectiveStepWarning(RuntimeWarning):
+    """The effective step ``step_size / w_min`` of a run exceeded ``1/L``.
+
+    Push-sum divides by the weights: a node with weight ``w`` takes a step
+    ``step_size / w`` on its de-biased parameters, beyond the ``1/L`` range of
+    the descent analysis when ``w`` is small.
+    """

@@ -34,6 +34,7 @@ __all__ = [
     "PeriodicTopology",
     "exponential",
     "exponential_rounds",
+    "exponential_two_sided",
     "bipartite_exponential",
     "ring",
     "complete",
@@ -46,6 +47,9 @@ __all__ = [
     "schedule",
     "with_link_failures",
     "with_stragglers",
+    "with_message_loss",
+    "exponential_base",
+    "check_edges",
     "is_strongly_connected",
     "edges_from_offsets",
     "TOPOLOGY_NAMES",
@@ -87,6 +91,80 @@ def _check_k(k):
     return check_int("k", k, min_value=0)
 
 
+def check_edges(edges, n, k=None):
+    """Validate and normalise an edge array returned by a topology.
+
+    Edges are sorted by ``(sender, receiver)``; an unsorted array is sorted
+    (never misread), while self-loops, duplicates, endpoints outside
+    ``[0, n - 1]`` and arrays not shaped ``(m, 2)`` are rejected.
+
+    Parameters
+    ----------
+    edges : array_like of int, shape (m, 2)
+        Rows ``(sender, receiver)``.
+    n : int
+        Number of nodes.
+    k : int, optional
+        Iteration, named in error messages.
+
+    Returns
+    -------
+    numpy.ndarray
+        Read-only int64 array ``(m, 2)``, sorted, without self-loops or duplicates.
+
+    Raises
+    ------
+    ValueError
+        Naming the iteration and the first offending edge.
+
+    Examples
+    --------
+    >>> check_edges([[3, 0], [0, 1]], 4).tolist()
+    [[0, 1], [3, 0]]
+    >>> check_edges([[0, 1], [0, 1]], 4, k=7)
+    Traceback (most recent call last):
+    ...
+    ValueError: edges of step 7 must not repeat an edge, got (0, 1) twice
+    """
+    at = "" if k is None else f" of step {k}"
+    try:
+        e = np.asarray(edges)
+    except Exception as exc:  # pragma: no cover - exotic containers
+        raise TypeError(f"edges{at} must be an integer array of shape (m, 2), got {type(edges).__name__}") from exc
+    if e.size == 0:
+        return _EMPTY
+    if e.ndim != 2 or e.shape[1] != 2:
+        raise ValueError(f"edges{at} must be an integer array of shape (m, 2), got shape {e.shape}")
+    if e.dtype != np.int64:
+        if not (np.issubdtype(e.dtype, np.integer) or (np.issubdtype(e.dtype, np.floating) and np.all(e == np.round(e)))):
+            raise TypeError(f"edges{at} must be an integer array of shape (m, 2), got dtype {e.dtype}")
+        e = e.astype(np.int64)
+    src, dst = e[:, 0], e[:, 1]
+    bad = (src < 0) | (src >= n) | (dst < 0) | (dst >= n)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"edges{at} must have endpoints in [0, {n - 1}], got ({int(src[i])}, {int(dst[i])})")
+    loop = src == dst
+    if loop.any():
+        i = int(np.flatnonzero(loop)[0])
+        raise ValueError(f"edges{at} must not contain self-loops (the self share is implicit), "
+                         f"got ({int(src[i])}, {int(dst[i])})")
+    codes = src * n + dst
+    step = np.diff(codes)
+    if step.size and not (step > 0).all():
+        order = np.argsort(codes, kind="stable")
+        codes = codes[order]
+        dup = np.flatnonzero(np.diff(codes) == 0)
+        if dup.size:
+            c = int(codes[dup[0]])
+            raise ValueError(f"edges{at} must not repeat an edge, got ({c // n}, {c % n}) twice")
+        e = e[order]
+    elif e.flags.writeable:
+        e = e.copy()  # never freeze (or keep) the caller's own array
+    e.setflags(write=False)
+    return e
+
+
 class Topology:
     """Base class: a time-varying directed graph on nodes ``0..n-1``.
 
@@ -105,7 +183,6 @@ class Topology:
     n: int
     period: int | None
     name: str
-
     def edges(self, k):
         """Directed edges ``(sender, receiver)`` used at iteration ``k``.
 
@@ -114,11 +191,39 @@ class Topology:
         numpy.ndarray
             Read-only int64 array of shape ``(m, 2)``, sorted, without
             self-loops or duplicates.
+
+        Raises
+        ------
+        ValueError
+            If a subclass's ``_edges(k)`` holds a self-loop, a duplicate or an
+            endpoint out of range (unsorted edges are sorted, never misread).
         """
-        return self._edges(_check_k(k))
+        return self._valid_edges(_check_k(k))
+
+    def _valid_edges(self, k):
+        """``_edges(k)``, validated and sorted unless the class is built in."""
+        if type(self)._edges in _CANONICAL:  # built-in: already canonical
+            return self._edges(k)
+        return check_edges(self._edges(k), self.n, k)
 
     def _edges(self, k):  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def _lost(self, k):
+        """Boolean mask over ``edges(k)``: the messages lost in flight (None: none)."""
+        return None
+
+    def lost(self, k):
+        """Which messages of ``edges(k)`` are lost in flight (bool array, shape ``(m,)``).
+
+        All False except under :func:`with_message_loss`.
+        """
+        k = _check_k(k)
+        mask = self._lost(k)
+        return np.zeros(len(self._valid_edges(k)), dtype=bool) if mask is None else mask
+
+    #: True if some message may be lost in flight (:func:`with_message_loss`).
+    loses_messages = False
 
     def out_degree(self, k):
         """Number of out-neighbours of each node at step ``k`` (shape ``(n,)``)."""
@@ -135,7 +240,7 @@ class Topology:
         ks = range(start, stop)
         if self.period is not None and stop - start > self.period:
             ks = range(start, start + self.period)
-        parts = [self._edges(k) for k in ks]
+        parts = [self._valid_edges(k) for k in ks]
         if not parts:
             return _EMPTY
         e = np.concatenate(parts)
@@ -280,28 +385,8 @@ def exponential(n, peers=1, bidirectional=False):
     return PeriodicTopology(n, steps, name=name, offsets=rounds or ((),))
 
 
-def bipartite_exponential(n):
-    """Bipartite exponential graph (D-PSGD and AD-PSGD baselines).
-
-    Nodes are split into odd (active) and even (passive) ranks. At step ``k``
-    the offset ``o`` is the k-th (cyclically) of ``+1, -1, +(1+2), -(1+2),
-    +(1+4), -(1+4), ...`` (offsets below n, duplicates dropped); every active
-    node i exchanges with the passive node ``i + o`` in both directions, so each
-    step is a perfect matching and the uniform weights are doubly stochastic.
-
-    Parameters
-    ----------
-    n : int
-        Number of nodes, an even integer >= 2.
-
-    Examples
-    --------
-    >>> bipartite_exponential(8).partner_offsets
-    (1, 7, 3, 5)
-    """
-    n = check_int("nodes", n, min_value=2)
-    if n % 2:
-        raise ValueError(f"nodes must be an even integer >= 2, got {n}")
+def _bipartite_offsets(n):
+    """``+1, -1, +(1+2), -(1+2), +(1+4), -(1+4), ...`` below n (mod n), no repeats."""
     seq = []
     i = 0
     while 2**i <= n - 1:
@@ -311,6 +396,55 @@ def bipartite_exponential(n):
                 if s not in seq:
                     seq.append(s)
         i += 1
+    return tuple(seq)
+
+
+def bipartite_exponential(n, matching=False):
+    """Bipartite exponential graph (the authors' D-PSGD / AD-PSGD baseline).
+
+    The peer offsets are ``+1, -1, +(1+2), -(1+2), +(1+4), -(1+4), ...``
+    (below n, repeats dropped), one per step, cycling. All offsets are odd, so
+    every message goes between an odd and an even rank.
+
+    - Default (``matching=False``), the authors' ``DynamicBipartiteExponentialGraph``
+      with one peer per step: at step k **every** node i sends to ``i + o_k``
+      (mod n), a directed cycle through odd and even ranks. This is the
+      schedule the authors' code runs.
+    - ``matching=True``: every odd (active) node i exchanges with the even
+      (passive) node ``i + o_k`` in both directions, a perfect matching each
+      step (the bilateral exchange of AD-PSGD's description). Both are doubly
+      stochastic with uniform weights.
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes, an even integer >= 2.
+    matching : bool
+        Build the perfect-matching variant instead of the authors' cycle.
+
+    Notes
+    -----
+    THEORY.md section 4. Unlike the authors' code, duplicate peers (``n = 4``:
+    ``+3 = -1``) are dropped.
+
+    Examples
+    --------
+    >>> bipartite_exponential(8).partner_offsets
+    (1, 7, 3, 5)
+    >>> bipartite_exponential(8).edges(2)[:2].tolist()   # every node: i -> i + 3
+    [[0, 3], [1, 4]]
+    >>> bipartite_exponential(8, matching=True).edges(2)[:2].tolist()
+    [[0, 5], [1, 4]]
+    """
+    n = check_int("nodes", n, min_value=2)
+    if n % 2:
+        raise ValueError(f"nodes must be an even integer >= 2, got {n}")
+    seq = _bipartite_offsets(n)
+    if not matching:
+        topo = PeriodicTopology(n, [edges_from_offsets(n, (o,)) for o in seq],
+                                name=f"bipartite-exponential(n={n})", offsets=tuple((o,) for o in seq))
+        topo.partner_offsets = seq
+        return topo
     active = np.arange(1, n, 2, dtype=np.int64)
     steps = []
     for o in seq:
@@ -318,20 +452,85 @@ def bipartite_exponential(n):
         steps.append(
             np.stack([np.concatenate([active, partner]), np.concatenate([partner, active])], 1)
         )
-    topo = PeriodicTopology(n, steps, name=f"bipartite-exponential(n={n})")
-    topo.partner_offsets = tuple(seq)  # not circulant: only odd nodes use +o
+    topo = PeriodicTopology(n, steps, name=f"bipartite-matching(n={n})")
+    topo.partner_offsets = seq  # not circulant: only odd nodes use +o
     return topo
 
 
-def ring(n, bidirectional=False):
-    """Static directed ring ``i -> i+1`` (and ``i -> i-1`` if bidirectional).
+def exponential_two_sided(n):
+    """One round per power of two, sending to ``i + 2**i`` and ``i - 2**i`` in the same step.
+
+    The authors' ``DynamicDirectedExponentialGraph`` with two peers per step:
+    its phone book ``+1, -1, +2, -2, +4, -4, ...`` is read two entries at a
+    time. Offsets equal mod n (``+n/2 = -n/2``) are sent once.
+
+    Examples
+    --------
+    >>> exponential_two_sided(8).offsets
+    ((1, 7), (2, 6), (4,))
+    """
+    n = check_int("nodes", n, min_value=1)
+    rounds = []
+    power = 1
+    while power <= n - 1:
+        offs = []
+        for o in (power % n, (-power) % n):
+            if o != 0 and o not in offs:
+                offs.append(o)
+        rounds.append(tuple(offs))
+        power *= 2
+    steps = [edges_from_offsets(n, r) for r in rounds] or [_EMPTY]
+    return PeriodicTopology(n, steps, name=f"exponential-two-sided(n={n})", offsets=tuple(rounds) or ((),))
+
+
+def exponential_base(n, base=2):
+    """Time-varying exponential graph in base b: node i sends to ``i + b**(k mod m)``.
+
+    One peer per step; the offsets are ``b**i`` for every i with
+    ``b**i <= n - 1`` (exact integer arithmetic, no float logarithm).
+    ``base=2`` is :func:`exponential` with one peer.
+
+    Examples
+    --------
+    >>> exponential_base(10, 3).offsets
+    ((1,), (3,), (9,))
+    >>> exponential_base(244, 3).period   # 3**5 = 243 <= 243
+    6
+    """
+    n = check_int("nodes", n, min_value=1)
+    base = check_int("base", base, min_value=2)
+    rounds = []
+    power = 1
+    while power <= n - 1:
+        rounds.append((power,))
+        power *= base
+    steps = [edges_from_offsets(n, r) for r in rounds] or [_EMPTY]
+    return PeriodicTopology(n, steps, name=f"exponential-base(n={n}, base={base})", offsets=tuple(rounds) or ((),))
+
+
+def ring(n, bidirectional=False, alternating=False):
+    """Directed ring ``i -> i+1`` (and ``i -> i-1`` if bidirectional).
+
+    With ``alternating=True``, the authors' ``RingGraph`` with one peer per
+    step: ``i -> i+1`` at even steps and ``i -> i-1`` at odd steps (period 2).
+    The default is static; ``bidirectional=True`` is the authors' ring with
+    two peers per step.
 
     Examples
     --------
     >>> ring(4).edges(0).tolist()
     [[0, 1], [1, 2], [2, 3], [3, 0]]
+    >>> ring(4, alternating=True).edges(1).tolist()
+    [[0, 3], [1, 0], [2, 1], [3, 2]]
     """
     n = check_int("nodes", n, min_value=1)
+    if alternating:
+        if bidirectional:
+            raise ValueError("alternating applies to the one-peer ring, got bidirectional=True")
+        rounds = ((1 % n,), ((-1) % n,)) if n > 2 else ((1 % n,),)
+        rounds = tuple(r if r != (0,) else () for r in rounds)
+        return PeriodicTopology(n, [edges_from_offsets(n, r) for r in rounds],
+                                name=f"ring-alternating(n={n})", offsets=rounds)
     offs = (1, n - 1) if bidirectional else (1,)
     kind = "ring-bidir" if bidirectional else "ring"
     return PeriodicTopology(
@@ -538,17 +737,24 @@ class _Schedule(Topology):
             self.period = parts[0].period
         else:
             self.period = None
+        self.loses_messages = any(p.loses_messages for p in parts)
         inner = ", ".join(f"{p.name} x{m}" for p, m in zip(parts, lengths))
         self.name = f"schedule([{inner}]{'' if repeat else ', then last'})"
 
-    def _edges(self, k):
+    def _part(self, k):
         total = int(self._bounds[-1])
         if self.repeat:
             pos = k % total
             idx = int(np.searchsorted(self._bounds, pos, side="right"))
         else:
             idx = min(int(np.searchsorted(self._bounds, k, side="right")), len(self._parts) - 1)
-        return self._parts[idx]._edges(k)
+        return self._parts[idx]
+
+    def _edges(self, k):
+        return self._part(k)._valid_edges(k)
+
+    def _lost(self, k):
+        return self._part(k)._lost(k)
 
 
 def schedule(parts, repeat=True):
@@ -600,14 +806,23 @@ class _LinkFailures(Topology):
         self.n = base.n
         self.p = p
         self.seed = resolve_seed("seed", seed)
+        self.loses_messages = base.loses_messages
         self.name = f"{base.name} with link failures p={p:g}"
 
+    def _keep(self, k, m):
+        return rng_for(self.seed, "link-failures", k).random(m) >= self.p
+
     def _edges(self, k):
-        e = self.base._edges(k)
-        keep = rng_for(self.seed, "link-failures", k).random(len(e)) >= self.p
-        out = e[keep]
+        e = self.base._valid_edges(k)
+        out = e[self._keep(k, len(e))]
         out.setflags(write=False)
         return out
+
+    def _lost(self, k):
+        lost = self.base._lost(k)
+        if lost is None:
+            return None
+        return lost[self._keep(k, len(lost))]
 
 
 def with_link_failures(topo, p, seed=None):
@@ -638,14 +853,21 @@ class _Stragglers(Topology):
         self.name = f"{base.name} with stragglers {list(nodes)} every {every}"
         self._mask = np.zeros(self.n, dtype=bool)
         self._mask[list(nodes)] = True
+        self.loses_messages = base.loses_messages
 
     def _edges(self, k):
-        e = self.base._edges(k)
+        e = self.base._valid_edges(k)
         if k % self.every == 0:
             return e
         out = e[~self._mask[e[:, 0]]]
         out.setflags(write=False)
         return out
+
+    def _lost(self, k):
+        lost = self.base._lost(k)
+        if lost is None or k % self.every == 0:
+            return lost
+        return lost[~self._mask[self.base._valid_edges(k)[:, 0]]]
 
 
 def with_stragglers(topo, nodes, every):
@@ -667,11 +889,67 @@ def with_stragglers(topo, nodes, every):
     return _Stragglers(topo, nodes, every)
 
 
+class _MessageLoss(Topology):
+    loses_messages = True
+
+    def __init__(self, base, p, seed):
+        self.base = base
+        self.n = base.n
+        self.p = p
+        self.seed = resolve_seed("seed", seed)
+        self.period = None if p > 0 else base.period
+        self.name = f"{base.name} with message loss p={p:g}"
+
+    def _edges(self, k):
+        return self.base._valid_edges(k)
+
+    def _lost(self, k):
+        m = len(self.base._valid_edges(k))
+        lost = rng_for(self.seed, "message-loss", k).random(m) < self.p
+        inner = self.base._lost(k)
+        return lost if inner is None else lost | inner
+
+
+def with_message_loss(topo, p, seed=None):
+    """Lose each message in flight independently with probability ``p``.
+
+    Unlike :func:`with_link_failures` (a dropped link is never used, so the
+    sender keeps that share), here the sender splits its mass over all its
+    out-neighbours as usual and a lost share simply vanishes: the mixing
+    matrix of the step is column-substochastic and mass is **not** conserved.
+    :func:`sgpverify.simulate` reports the mass lost (``Trace.mass_lost``,
+    ``Trace.weight_lost``), so that ``mass_error - mass_lost`` is round-off;
+    a mass-conservation check must detect this fault (a negative control).
+
+    Parameters
+    ----------
+    topo : Topology
+        The schedule whose messages may be lost; ``edges(k)`` is unchanged
+        (the messages are still sent).
+    p : float
+        Probability in [0, 1] that a message is lost.
+    seed : int, optional
+        Seed of the losses (random access by step); None draws fresh entropy.
+
+    Examples
+    --------
+    >>> t = with_message_loss(complete(6), 0.5, seed=0)
+    >>> len(t.edges(0)), 0 < int(t.lost(0).sum()) < 30
+    (30, True)
+    """
+    if not isinstance(topo, Topology):
+        raise TypeError(f"topo must be a Topology, got {type(topo).__name__}")
+    p = check_float("p", p, low=0.0, high=1.0)
+    return _MessageLoss(topo, p, seed)
+
+
 class _Relabeled(Topology):
     def __init__(self, base, perm):
         perm = np.asarray(perm)
         if perm.shape != (base.n,) or not np.array_equal(np.sort(perm), np.arange(base.n)):
             raise ValueError(f"perm must be a permutation of range({base.n}), got {perm.tolist()}")
+        if base.loses_messages:
+            raise ValueError("relabel the topology before adding message loss, got a topology with message loss")
         self.base = base
         self.perm = perm.astype(np.int64)
         self.perm.setflags(write=False)
@@ -680,7 +958,7 @@ class _Relabeled(Topology):
         self.name = f"{base.name} relabelled"
 
     def _edges(self, k):
-        e = self.base._edges(k)
+        e = self.base._valid_edges(k)
         return normalize_edges(self.perm[e[:, 0]], self.perm[e[:, 1]], self.n)
 
 
@@ -703,9 +981,13 @@ def is_strongly_connected(n, edges):
 TOPOLOGY_NAMES = (
     "exponential",
     "exponential-bidir",
+    "exponential-two-sided",
+    "exponential-base",
     "bipartite-exponential",
+    "bipartite-matching",
     "ring",
     "ring-bidir",
+    "ring-alternating",
     "complete",
     "hypercube",
     "torus",
@@ -715,7 +997,7 @@ TOPOLOGY_NAMES = (
 )
 
 
-def by_name(name, n, *, peers=1, seed=None, p=None, rows=None):
+def by_name(name, n, *, peers=1, seed=None, p=None, rows=None, base=3):
     """Build a topology from its kebab-case name (as on the command line).
 
     Parameters
@@ -732,6 +1014,8 @@ def by_name(name, n, *, peers=1, seed=None, p=None, rows=None):
         Edge probability of ``erdos-renyi`` (default ``min(1, 2 ln(n) / n)``).
     rows : int, optional
         Rows of the torus (default: the largest divisor of n not above sqrt(n)).
+    base : int
+        Base of ``exponential-base`` (default 3).
 
     Examples
     --------
@@ -749,8 +1033,16 @@ def by_name(name, n, *, peers=1, seed=None, p=None, rows=None):
         return exponential(n, peers=peers)
     if name == "exponential-bidir":
         return exponential(n, peers=peers, bidirectional=True)
+    if name == "exponential-two-sided":
+        return exponential_two_sided(n)
+    if name == "exponential-base":
+        return exponential_base(n, base)
     if name == "bipartite-exponential":
         return bipartite_exponential(n)
+    if name == "bipartite-matching":
+        return bipartite_exponential(n, matching=True)
+    if name == "ring-alternating":
+        return ring(n, alternating=True)
     if name == "ring":
         return ring(n)
     if name == "ring-bidir":
@@ -773,3 +1065,19 @@ def by_name(name, n, *, peers=1, seed=None, p=None, rows=None):
             p = 1.0 if n < 3 else min(1.0, 2 * math.log(n) / n)
         return erdos_renyi(n, p, seed=seed)
     return random_peer(n, seed=seed)
+
+
+#: ``_edges`` of the built-in classes: their answers are canonical already
+#: (sorted, no self-loops or duplicates), so :meth:`Topology.edges` skips the check.
+_CANONICAL = frozenset(
+    {
+        PeriodicTopology._edges,
+        _RandomTopology._edges,
+        _RandomPeer._edges,
+        _Schedule._edges,
+        _LinkFailures._edges,
+        _Stragglers._edges,
+        _MessageLoss._edges,
+        _Relabeled._edges,
+    }
+)

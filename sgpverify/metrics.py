@@ -27,7 +27,9 @@ def consensus(Z, xbar):
 
     Computed by blocks of nodes as an explicit difference (no expansion of the
     square, whose cancellation would lose the small consensus errors that the
-    rates are about).
+    rates are about). The sums run in an order that does not depend on the
+    number of replicas (each node's squared norm, then the nodes in order), so
+    replica r of a run gives the same bits as the run of replica r alone.
 
     Examples
     --------
@@ -42,22 +44,38 @@ def consensus(Z, xbar):
         Z, xbar = Z[:, None, :], xbar[None, :]
     n = Z.shape[0]
     per = max(1, _CHUNK_ELEMS // max(1, Z.shape[1] * Z.shape[2]))
-    acc = np.zeros(Z.shape[1])
+    sq = np.empty(Z.shape[:2])  # ||z_i - xbar||^2 per node and replica
     for a in range(0, n, per):  # blocks of nodes, each vectorised
         D = Z[a : a + per] - xbar
-        acc += np.einsum("nrd,nrd->r", D, D)
-    out = acc / n
+        D *= D
+        sq[a : a + per] = D.sum(axis=-1)
+    out = _sum_rows(sq) / n
     return float(out[0]) if flat else out
+
+
+def _sum_rows(A):
+    """Sum over the first axis, node after node, whatever the other axes.
+
+    numpy sums an outer axis row by row, but a single column (contiguous)
+    pairwise: that case is summed sequentially too, so that the bits never
+    depend on the number of replicas or coordinates.
+    """
+    n = A.shape[0]
+    A2 = A.reshape(n, -1)
+    if A2.shape[1] == 1 and n > 1:
+        return np.add.accumulate(A2[:, 0])[-1:].reshape(A.shape[1:])
+    return A.sum(axis=0)
 
 
 def total(X, inbox=()):
     """Sum over the node axis of X plus every inbox slot (the mass in flight).
 
-    Works for numerators (n, R, d) and for push-sum weights (n, R).
+    Works for numerators (n, R, d) and for push-sum weights (n, R). Nodes are
+    added in order, so replica r gives the same bits in runs of any size.
     """
-    tot = X.sum(axis=0)
+    tot = _sum_rows(X)
     for B in inbox:
-        tot += B.sum(axis=0)
+        tot += _sum_rows(B)
     return tot
 
 

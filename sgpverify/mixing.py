@@ -86,6 +86,10 @@ def push_matrix(topo, k):
     scipy.sparse.csr_array
         Shape ``(n, n)``, column-stochastic, positive diagonal.
 
+    Under message loss (:func:`sgpverify.graphs.with_message_loss`) the
+    shares of the messages lost at step k are missing: those columns sum to
+    less than one (mass is not conserved).
+
     Notes
     -----
     THEORY.md section 2: each sender chooses only its own outgoing shares
@@ -103,6 +107,9 @@ def push_matrix(topo, k):
     n = topo.n
     e = topo.edges(k)
     self_share, edge_share = push_weights(n, e)
+    if topo.loses_messages:
+        keep = ~topo.lost(k)
+        e, edge_share = e[keep], edge_share[keep]
     diag = np.arange(n)
     rows = np.concatenate([diag, e[:, 1]])
     cols = np.concatenate([diag, e[:, 0]])
@@ -452,7 +459,9 @@ class MixingSchedule:
         self.tau = tau
         self.N = n * (tau + 1)
         self.model = model
-        self.period = period if (model is None or not model.random or tau == 0) else None
+        # cache only delays known not to depend on k (a user DelayModel may)
+        static = model is None or tau == 0 or type(model) in (FixedDelay, LinkDelay)
+        self.period = period if static else None
         self._base = base
         self.name = name
         self._cache = {}
@@ -510,7 +519,16 @@ def mixing_schedule(source, *, weights="push", tau=0, delay="fixed", seed=None, 
     check_choice("weights", weights, ("push", "metropolis"))
     tau = check_int("tau", tau, min_value=0)
     model = delay_model(delay, tau, seed) if tau > 0 else None
+
+    def check_delays(n):
+        if isinstance(model, LinkDelay) and model._D.shape != (n, n):
+            raise ValueError(
+                f"delay must be a per-link delay matrix of shape ({n}, {n}) for {n} nodes, "
+                f"got shape {model._D.shape}"
+            )
+
     if isinstance(source, Topology):
+        check_delays(source.n)
         topo = source
         if weights == "push":
             base = lambda k: push_matrix(topo, k)  # noqa: E731
@@ -540,6 +558,7 @@ def mixing_schedule(source, *, weights="push", tau=0, delay="fixed", seed=None, 
     if len(ns) != 1:
         raise ValueError(f"matrices must all have the same shape, got sizes {sorted(ns)}")
     n = ns.pop()
+    check_delays(n)
     seq = tuple(checked)
     return MixingSchedule(
         n, len(seq), lambda k: seq[k % len(seq)], tau, model, f"user matrices (n={n}, period={len(seq)})"

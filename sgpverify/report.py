@@ -6,13 +6,16 @@ seed, versions). Everything is written into a temporary sibling directory and
 moved into place at the end, so a failure never leaves a half-written report.
 
 :func:`run_config` runs one experiment described by a TOML file (see
-``experiments/``), caching its raw results by a hash of the configuration and
-the sgpverify version, so that a rerun only replots.
+``experiments/``), caching its raw results by a hash of the configuration, the
+sgpverify version and its source files (:func:`source_hash`), so that a rerun
+only replots and no result computed by other code is ever returned.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import functools
 import hashlib
 import json
 import os
@@ -25,7 +28,7 @@ from pathlib import Path
 from ._json import jsonable
 from . import __version__
 
-__all__ = ["write_report", "format_table", "manifest", "run_config", "load_config", "EXPERIMENTS"]
+__all__ = ["write_report", "format_table", "manifest", "run_config", "load_config", "source_hash", "EXPERIMENTS"]
 
 
 def _versions():
@@ -168,6 +171,15 @@ def write_report(result, outdir):
 # ---------------------------------------------------------------- experiments from TOML
 
 EXPERIMENTS = ("rates", "speedup", "descent", "delays", "baselines", "mixing", "weights", "constants")
+#: Top-level keys of an experiment TOML file.
+CONFIG_KEYS = ("experiment", "seed", "figures", "config")
+
+
+def _unknown(what, key, valid, path):
+    """One line naming the unknown key and, when one is close, the valid name meant."""
+    close = difflib.get_close_matches(key, list(valid), n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]!r}?)" if close else f" (valid: {', '.join(sorted(valid))})"
+    return ValueError(f"{what} must be one of the known names, got unknown {key}{hint} (in {path})")
 
 
 def load_config(path):
@@ -181,24 +193,48 @@ def load_config(path):
         raw = tomllib.loads(p.read_text())
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"config {str(path)!r} is not valid TOML: {exc}") from None
+    for key in raw:  # a misspelt section or key never runs silently with defaults
+        if key not in CONFIG_KEYS:
+            raise _unknown("top-level keys and sections", key, CONFIG_KEYS, path)
     exp = raw.get("experiment")
     if exp not in EXPERIMENTS:
         raise ValueError(f"experiment must be one of {', '.join(EXPERIMENTS)}, got {exp!r} (in {path})")
     over = raw.get("config", {})
-    fields = {f.name for f in dataclasses.fields(SuiteConfig)}
-    bad = sorted(set(over) - fields)
-    if bad:
-        raise ValueError(f"config keys must be SuiteConfig fields, got unknown {', '.join(bad)} (in {path})")
+    if not isinstance(over, dict):
+        raise ValueError(f"config must be a [config] table, got {over!r} (in {path})")
+    fields = [f.name for f in dataclasses.fields(SuiteConfig)]
+    for key in over:
+        if key not in fields:
+            raise _unknown("config keys (SuiteConfig fields)", key, fields, path)
     over = {k: tuple(v) if isinstance(v, list) else v for k, v in over.items()}
     cfg = dataclasses.replace(QUICK, name=p.stem, **over)
     seed = raw.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0, got {seed!r} (in {path})")
     figures = raw.get("figures", [])
+    if not isinstance(figures, list) or not all(isinstance(f, str) for f in figures):
+        raise ValueError(f"figures must be a list of figure names, got {figures!r} (in {path})")
     return exp, cfg, seed, figures
 
 
+@functools.lru_cache(maxsize=1)
+def source_hash():
+    """SHA-256 (hex, 16 digits) of every ``.py`` file of the installed sgpverify package.
+
+    Part of the result-cache key: results computed by other code are never
+    returned, even under the same version number.
+    """
+    root = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for f in sorted(root.rglob("*.py")):
+        h.update(f.relative_to(root).as_posix().encode() + b"\0")
+        h.update(f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
 def _cache_key(exp, cfg, seed):
-    blob = json.dumps({"experiment": exp, "config": cfg.to_dict(), "seed": seed, "version": __version__},
-                      sort_keys=True, default=list)
+    blob = json.dumps({"experiment": exp, "config": cfg.to_dict(), "seed": seed, "version": __version__,
+                       "source": source_hash()}, sort_keys=True, default=list)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 

@@ -5,8 +5,10 @@
 ``dev`` explores new examples on every run.
 """
 
+import importlib.util
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -19,3 +21,25 @@ settings.register_profile(
 )
 settings.register_profile("dev", max_examples=60, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+def _missing(module):
+    try:
+        return importlib.util.find_spec(module) is None
+    except (ImportError, ValueError):
+        return True
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "needs_matplotlib: skipped, with the reason, when matplotlib is missing")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Optional dependencies: tests marked ``needs_matplotlib`` skip (with the
+    reason) when it is not installed; every other test still runs."""
+    if not _missing("matplotlib"):
+        return
+    skip = pytest.mark.skip(reason="matplotlib not installed: pip install 'sgpverify[plot]'")
+    for item in items:
+        if "needs_matplotlib" in item.keywords:
+            item.add_marker(skip)

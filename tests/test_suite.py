@@ -97,6 +97,7 @@ def test_envelope_is_valid_and_minimises_the_threshold(quick):
     assert C / (1 - q) == pytest.approx(mx["C"] / (1 - mx["q"]), rel=2e-3)
 
 
+@pytest.mark.needs_matplotlib
 def test_json_and_table(quick, tmp_path):
     d = quick.to_dict()
     for c in d["checks"]:
@@ -140,6 +141,7 @@ def test_exit_status(verdicts, controls, status):
     assert suite.exit_status(res) == status
 
 
+@pytest.mark.needs_matplotlib
 def test_cli_verify_json_exit_code_and_controls(quick, tmp_path, monkeypatch, capsys):
     seen = {}
 
@@ -218,6 +220,7 @@ def user_module(tmp_path, monkeypatch):
     sys.modules.pop("mymod_sgpv", None)
 
 
+@pytest.mark.needs_matplotlib
 def test_verify_on_a_problem_written_outside_the_package(user_module, tmp_path, capsys):
     code = main(["verify", "--quick", "--topology", "erdos-renyi", "--nodes", "16", "--edge-prob", "0.3",
                  "--problem", f"{user_module}:make", "--only", "mixing-constants", "--only", "descent-inequality",
@@ -280,6 +283,7 @@ def test_python_api_verify_matches_run_suite():
     assert [c.to_dict() for c in a.checks] == [c.to_dict() for c in b.checks]
 
 
+@pytest.mark.needs_matplotlib
 def test_run_config_caches_and_replots(tmp_path):
     from sgpverify.report import run_config
 
@@ -292,6 +296,7 @@ def test_run_config_caches_and_replots(tmp_path):
     assert np.min(res1["weight_min"]) < 1 < np.max(res1["weight_max"])
 
 
+@pytest.mark.needs_matplotlib
 def test_cli_run_prints_exponent_tests(tmp_path, capsys):
     cfg = tmp_path / "r.toml"
     cfg.write_text('experiment = "rates"\nseed = 2\nfigures = ["consensus_vs_K"]\n'

@@ -47,19 +47,30 @@ def reference_sgp(
     momentum=0.0,
     nesterov=False,
     send_before_step=False,
+    record_every=None,
 ):
     """Run SGP / tau-OSGP node by node, message by message.
 
     Gradients come from one call ``problem.grad(Z, rng)`` per iteration with
     the stream ``SeedSequence(seed).spawn(1)[0]``, like the engine with one
-    replica, so the two see the same noise.
+    replica, so the two see the same noise. Messages that the topology loses
+    in flight (:func:`sgpverify.graphs.with_message_loss`) are dropped.
+
+    With ``record_every``, the metrics are computed node by node at every
+    ``record_every``-th iteration and at the end, like ``Trace``'s series:
+    ``series`` holds ``iterations``, ``consensus`` ((1/n) sum_i ||z_i -
+    xbar||^2 with ``z_i = x_i / w_i`` and xbar counting the mass in flight),
+    ``grad_norm_sq``, ``value``, ``weight_min``, ``weight_max``, ``mass``
+    (total numerator incl. in flight, (T, d)), ``weight`` (total weight) and
+    ``lost`` (numerator mass lost so far, (T, d)).
 
     Returns
     -------
     dict
         ``x`` (n, d), ``w`` (n,), ``z`` (n, d), ``in_flight`` (total numerator
-        in flight, (d,)), ``in_flight_w``, and ``applied`` (sum of the applied
-        steps over nodes and iterations, (d,)).
+        in flight, (d,)), ``in_flight_w``, ``applied`` (sum of the applied
+        steps over nodes and iterations, (d,)), ``lost`` (numerator lost in
+        flight, (d,)), ``lost_w``, and ``series`` (None without ``record_every``).
     """
     n, d = problem.n_nodes, problem.dim
     gamma = float(step_size)
@@ -69,7 +80,33 @@ def reference_sgp(
     rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
     in_flight = []  # (arrival step, receiver, numerator share, weight share)
     applied = np.zeros(d)
+    lost_x, lost_w = np.zeros(d), 0.0
+    names = ("iterations", "consensus", "grad_norm_sq", "value", "weight_min", "weight_max", "mass", "weight", "lost")
+    series = {key: [] for key in names} if record_every else None
+
+    def record(k):
+        mass = np.zeros(d)
+        weight = 0.0
+        for node in nodes:
+            mass = mass + node.x
+            weight += node.w
+        for m in in_flight:
+            mass = mass + m[2]
+            weight += m[3]
+        xbar = mass / n
+        cons = 0.0
+        for node in nodes:
+            diff = node.x / node.w - xbar
+            cons += float(diff @ diff)
+        g = np.asarray(problem.full_grad(xbar), dtype=float)
+        for key, v in zip(names, (k, cons / n, float(g @ g), float(problem.value(xbar)),
+                                  min(node.w for node in nodes), max(node.w for node in nodes),
+                                  mass, weight, lost_x.copy())):
+            series[key].append(v)
+
     for k in range(n_iter):
+        if series is not None and k % record_every == 0:
+            record(k)
         Z = np.array([node.x / node.w for node in nodes])
         G = np.asarray(problem.grad(Z, rng), dtype=float)
         steps = []
@@ -93,10 +130,15 @@ def reference_sgp(
         else:
             delays = np.zeros(len(edges), dtype=np.int64)
         delay_of = {(s, r): int(dl) for (s, r), dl in zip(edges.tolist(), delays)}
+        lost_edges = {tuple(e) for e, gone in zip(edges.tolist(), topology.lost(k)) if gone}
         kept = []
         for j, node in enumerate(nodes):
             share = 1.0 / (len(out[j]) + 1)
             for i in out[j]:
+                if (j, i) in lost_edges:  # sent, then lost in flight
+                    lost_x = lost_x + share * node.x
+                    lost_w += share * node.w
+                    continue
                 in_flight.append((k + 1 + delay_of[(j, i)], i, share * node.x, share * node.w))
             kept.append((share * node.x, share * node.w))
         for j, node in enumerate(nodes):
@@ -113,6 +155,9 @@ def reference_sgp(
         if send_before_step:
             for i, node in enumerate(nodes):
                 node.x = node.x - gamma * steps[i]
+    if series is not None:
+        record(n_iter)
+        series = {key: np.array(v) for key, v in series.items()}
     x = np.array([node.x for node in nodes])
     w = np.array([node.w for node in nodes])
     return {
@@ -122,4 +167,7 @@ def reference_sgp(
         "in_flight": sum((m[2] for m in in_flight), np.zeros(d)),
         "in_flight_w": float(sum(m[3] for m in in_flight)),
         "applied": applied,
+        "lost": lost_x,
+        "lost_w": lost_w,
+        "series": series,
     }

@@ -65,9 +65,16 @@ def topologies(draw, min_n=1, max_n=64, kinds=None, faults=True):
         topo = graphs.exponential(n, peers=draw(st.integers(1, max(1, n - 1))))
     elif kind == "exponential-bidir":
         topo = graphs.exponential(n, peers=draw(st.integers(1, max(1, n - 1))), bidirectional=True)
-    elif kind == "bipartite-exponential":
+    elif kind == "exponential-two-sided":
+        topo = graphs.exponential_two_sided(n)
+    elif kind == "exponential-base":
+        topo = graphs.exponential_base(n, draw(st.integers(2, 5)))
+    elif kind in ("bipartite-exponential", "bipartite-matching"):
         evens = [m for m in range(max(2, min_n), max_n + 1) if m % 2 == 0]
-        topo = graphs.bipartite_exponential(draw(st.sampled_from(evens))) if evens else graphs.ring(n)
+        matching = kind == "bipartite-matching"
+        topo = graphs.bipartite_exponential(draw(st.sampled_from(evens)), matching) if evens else graphs.ring(n)
+    elif kind == "ring-alternating":
+        topo = graphs.ring(n, alternating=True)
     elif kind == "ring":
         topo = graphs.ring(n)
     elif kind == "ring-bidir":
@@ -91,9 +98,11 @@ def topologies(draw, min_n=1, max_n=64, kinds=None, faults=True):
 
         p = draw(st.floats(0.0, 1.0))
         topo = graphs.from_networkx(nx.gnp_random_graph(n, p, seed=seed, directed=draw(st.booleans())))
-    else:  # schedule
+    elif kind == "schedule":
         parts = [(graphs.exponential(n), draw(st.integers(1, 3))), graphs.random_peer(n, seed=seed)]
         topo = graphs.schedule(parts, repeat=draw(st.booleans()))
+    else:
+        raise ValueError(f"kinds must be among {', '.join(TOPOLOGY_KINDS)}, got {kind!r}")
     if faults and draw(st.booleans()):
         if draw(st.booleans()):
             topo = graphs.with_link_failures(topo, draw(st.floats(0.0, 1.0)), seed=seed)
