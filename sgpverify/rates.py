@@ -451,19 +451,20 @@ class ExponentTest:
 GOF_ALPHA = 0.01
 
 
-def _gof(S, u):
-    """Hotelling T^2 p-value that the residuals of s = p + b u vanish in mean.
+def _gof(S, U):
+    """Hotelling T^2 p-value that the residuals of s = p + U b vanish in mean.
 
-    ``S`` (R, m) local slopes per replica; the residual space is the orthogonal
-    complement of span{1, u}, of dimension m - 2.
+    ``S`` (R, m) estimates per replica, ``U`` (m,) or (m, j) correction terms;
+    the residual space is the orthogonal complement of span{1, U}.
     """
     R, m = S.shape
-    k = m - 2
+    A = np.column_stack([np.ones(m), U])
+    j = A.shape[1]
+    k = m - j
     if k < 1:
         return None
-    A = np.column_stack([np.ones(m), u])
     Q, _ = np.linalg.qr(A, mode="complete")
-    V = S @ Q[:, 2:]  # (R, k): components outside the model space
+    V = S @ Q[:, j:]  # (R, k): components outside the model space
     if R <= k:
         return None
     vbar = V.mean(axis=0)
@@ -587,19 +588,22 @@ def test_limit(x, estimates, *, predicted, delta=0.05, omega=0.5, confidence=0.9
     if not np.all(np.isfinite(S)):
         raise ValueError("estimates must be finite, got non-finite entries")
     delta = check_float("delta", delta, low=0.0, low_open=True)
-    omega = check_float("omega", omega, low=0.0, low_open=True)
     confidence = check_float("confidence", confidence, low=0, high=1, low_open=True, high_open=True)
-    u = xm ** (-omega)
+    omegas = tuple(float(o) for o in (omega if isinstance(omega, (tuple, list)) else (omega,)))
+    for o in omegas:
+        check_float("omega", o, low=0.0, low_open=True)
+    U = np.column_stack([xm ** (-o) for o in omegas])  # (m, k) correction terms
     m = S.shape[1]
     tq = float(scipy.stats.t.ppf(0.5 + 0.5 * confidence, R - 1))
-    if m >= 2:
-        uc = u - u.mean()
-        b = (S - S.mean(axis=1, keepdims=True)) @ uc / float(uc @ uc)
-        p = S.mean(axis=1) - b * u.mean()
-        gof = _gof(S, u)
-    else:  # one estimate: no extrapolation possible
+    if m >= 1 + len(omegas):
+        A = np.column_stack([np.ones(m), U])
+        coef = np.linalg.lstsq(A, S.T, rcond=None)[0]  # (1 + k, R): intercept and corrections per replica
+        p = coef[0]
+        b = coef[1]
+        gof = _gof(S, U)
+    else:  # too few estimates for the correction model: no extrapolation
         b = np.zeros(R)
-        p = S[:, 0]
+        p = S[:, -1]
         gof = None
     est = float(p.mean())
     se = float(p.std(ddof=1) / math.sqrt(R))
@@ -619,7 +623,7 @@ def test_limit(x, estimates, *, predicted, delta=0.05, omega=0.5, confidence=0.9
         verdict, reason = "fail", (f"the estimates ({', '.join(f'{v:.3f}' for v in ls_mean)}) do not approach "
                                    f"the band and the last one's interval [{last_lo:.3f}, {last_hi:.3f}] lies outside it")
     elif gof_bad:
-        verdict, reason = "inconclusive", (f"the correction model x^-{omega:g} does not fit the estimates "
+        verdict, reason = "inconclusive", (f"the correction model {_model(omegas)} does not fit the estimates "
                                            f"(p = {gof:.2g} < {GOF_ALPHA}); larger x would settle it")
     elif lo > band_hi or (not bound_only and hi < band_lo):
         verdict, reason = "fail", f"interval [{lo:.3f}, {hi:.3f}] outside the band [{band_lo:.3f}, {band_hi:.3f}]"
@@ -634,12 +638,17 @@ def test_limit(x, estimates, *, predicted, delta=0.05, omega=0.5, confidence=0.9
         verdict, reason = "inconclusive", (f"interval [{lo:.3f}, {hi:.3f}] straddles the band edge; "
                                            "more replicas or larger x would settle it")
     return ExponentTest(
-        exponent=est, ci_low=lo, ci_high=hi, stderr=se, predicted=float(predicted), delta=delta, omega=omega,
+        exponent=est, ci_low=lo, ci_high=hi, stderr=se, predicted=float(predicted), delta=delta,
+        omega=omegas[0] if len(omegas) == 1 else omegas,
         confidence=confidence, local_slopes=tuple(float(v) for v in ls_mean),
         local_slopes_se=tuple(float(v) for v in ls_se), x_mid=tuple(float(v) for v in xm),
         correction=float(b.mean()), gof_pvalue=gof, replicas=R, bound_only=bool(bound_only),
         verdict=verdict, reason=reason,
     )
+
+
+def _model(omegas):
+    return " + ".join(f"x^-{o:g}" for o in omegas)
 
 
 test_exponent.__test__ = False  # not pytest tests despite their names

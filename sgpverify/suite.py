@@ -26,6 +26,7 @@ import math
 import os
 import sys
 import time
+import warnings
 
 import numpy as np
 from scipy import stats
@@ -33,7 +34,7 @@ from scipy import stats
 from . import __version__, graphs, mixing, problems, rates, theory
 from .assumptions import FIT_MARGIN, check_mixing
 from .engine import simulate
-from .errors import SimulationDivergedError
+from .errors import EffectiveStepWarning, SimulationDivergedError
 
 __all__ = [
     "SuiteConfig", "Check", "SuiteResult", "Claim", "Control", "Variant", "QUICK", "FULL", "PRESETS",
@@ -51,6 +52,10 @@ RATE_DELTA = 0.05
 #: Exponent of the correction term of every rate: the derived bound's
 #: higher-order terms are O(gamma) = O(K^-1/2) relative to the leading one.
 RATE_OMEGA = 0.5
+#: Correction terms of a ratio of two runs that share the leading term (delays, baselines): the
+#: bound's expansion in gamma ~ K^-1/2 has O(gamma) and O(gamma^2) relative terms, and the O(gamma)
+#: part can cancel (it does when the nodes' Hessians agree), so both are fitted (docs/theory.md).
+RATIO_OMEGAS = (0.5, 1.0)
 
 
 # ---------------------------------------------------------------- configuration
@@ -96,8 +101,9 @@ class SuiteConfig:
     descent_Ks: tuple = (512, 2048)
     descent_tau: int = 2
     taus: tuple = (0, 1, 2, 4)
-    delay_Ks: tuple = (512, 4096)
-    baseline_Ks: tuple = (512, 4096)
+    delay_Ks: tuple = (512, 1024, 2048, 4096)
+    delay_replicas: int = 32
+    baseline_Ks: tuple = (512, 1024, 2048, 4096)
     theorem_K_cap: int = 160000
     theorem_replicas: int = 2
     mixing_horizon: int = 200
@@ -124,8 +130,8 @@ FULL = SuiteConfig(
     speedup_ns=(4, 8, 16, 32, 64),
     speedup_Ks=(2048, 4096, 8192, 16384),
     descent_Ks=(512, 2048, 8192),
-    delay_Ks=(512, 8192),
-    baseline_Ks=(512, 8192),
+    delay_Ks=(512, 1024, 2048, 4096, 8192),
+    baseline_Ks=(512, 1024, 2048, 4096, 8192),
     theorem_K_cap=400000,
     theorem_replicas=4,
     mixing_horizon=400,
@@ -461,8 +467,14 @@ def _run(cfg, prob, topo, K, seed, variant=NONE, *, replicas=None, tau=None, del
     if algorithm == "sgp" and not variant.debias:
         kw["debias"] = False
     R = cfg.replicas if replicas is None else replicas
-    tr = simulate(prob, topo, step_size=gamma, n_iter=K, x0=np.full(prob.dim, cfg.x0), replicas=R, seed=seed,
-                  record_every=1, algorithm=algorithm, record_states=states, **kw)
+    with warnings.catch_warnings(record=True) as caught:
+        # the effective-step warning is a finding: kept in the run's record, not printed per run
+        warnings.simplefilter("always", EffectiveStepWarning)
+        tr = simulate(prob, topo, step_size=gamma, n_iter=K, x0=np.full(prob.dim, cfg.x0), replicas=R, seed=seed,
+                      record_every=1, algorithm=algorithm, record_states=states, **kw)
+    for w in caught:
+        if not issubclass(w.category, EffectiveStepWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     gns = np.asarray(tr.grad_norm_sq, float).reshape(K + 1, R).T  # (R, K+1)
     cons = np.asarray(tr.consensus, float).reshape(K + 1, R).T
     val = np.asarray(tr.value, float).reshape(K + 1, R).T
@@ -487,6 +499,9 @@ def _run(cfg, prob, topo, K, seed, variant=NONE, *, replicas=None, tau=None, del
         "weight_min": wmin,
         "weight_max": float(np.max(tr.weight_max)),
         "effective_step": gamma / wmin if wmin > 0 else math.inf,
+        "effective_step_warning": next((str(w.message) for w in caught
+                                        if issubclass(w.category, EffectiveStepWarning)), None),
+        "mass_lost": float(np.nanmax(tr.mass_lost)) if getattr(tr, "mass_lost", None) is not None else 0.0,
         "G2sq": float(step_sq.mean(axis=0).max()) if step_sq is not None and K else None,
         "grad_norm_sq_curve": gns.mean(axis=0)[::every].tolist(),
         "consensus_curve": cons.mean(axis=0)[::every].tolist(),
@@ -601,7 +616,9 @@ def exp_delays(cfg, seed, variant=NONE, progress=None):
     runs = []
     for K in cfg.delay_Ks:
         for tau in cfg.taus:
-            r = _run(cfg, prob, topo, K, seed, variant, tau=tau, delay="random")
+            # a control's departure concerns the delayed runs: tau = 0 stays the reference
+            r = _run(cfg, prob, topo, K, seed, variant if tau else NONE, tau=tau, delay="random",
+                     replicas=cfg.delay_replicas)
             runs.append(r)
             if progress:
                 progress(f"delays K={K} tau={tau}")
@@ -1040,33 +1057,31 @@ def check_mass(cfg, data):
                 extra={"slack": max(me, we)})
 
 
-def _ratio_toward_one(a_small, b_small, a_large, b_large):
-    def ratio(a, b):
-        ma, sa = _mean_se(a)
-        mb, sb = _mean_se(b)
-        r = ma / mb
-        return r, abs(r) * math.sqrt((sa / ma) ** 2 + (sb / mb) ** 2)
-    r1, s1 = ratio(a_small, b_small)
-    r2, s2 = ratio(a_large, b_large)
-    ok = abs(r2 - 1) <= abs(r1 - 1) + 2 * math.hypot(s1, s2)
-    return r1, r2, ok
+def _log_ratio_limit(get, Ks, num, den):
+    """test_limit of log(num/den) of the stationarity averages, paired by replica, as K -> oo."""
+    S = np.array([np.log(np.asarray(get[K, num]["stationarity"]) / np.asarray(get[K, den]["stationarity"]))
+                  for K in Ks]).T
+    return rates.test_limit(np.asarray(Ks, float), S, predicted=0.0, delta=RATE_DELTA, omega=RATIO_OMEGAS)
 
 
 def check_delays(cfg, data):
-    """tau-OSGP: the stationarity ratio to tau = 0 moves toward 1 as K grows."""
-    dl = data["delays"]["runs"]
-    K1, K2 = min(cfg.delay_Ks), max(cfg.delay_Ks)
-    get = {(r["K"], r["tau"]): r for r in dl}
-    ok, parts, short = True, [], []
+    """tau-OSGP: log of the stationarity ratio to tau = 0 tends to 0 as K -> oo (delays enter only
+    higher-order terms): paired by replica, extrapolated in K^-1/2."""
+    get = {(r["K"], r["tau"]): r for r in data["delays"]["runs"]}
+    Ks = sorted({r["K"] for r in data["delays"]["runs"]})
+    verdicts, parts, short, tests = [], [], [], {}
     for tau in [t for t in cfg.taus if t]:
-        r1, r2, good = _ratio_toward_one(get[K1, tau]["stationarity"], get[K1, 0]["stationarity"],
-                                         get[K2, tau]["stationarity"], get[K2, 0]["stationarity"])
-        c2 = np.mean(get[K2, tau]["consensus"]) / np.mean(get[K2, 0]["consensus"])
-        ok &= good
-        parts.append(f"tau={tau}: stationarity ratio {r1:.3f} (K={K1}) -> {r2:.3f} (K={K2}), consensus x{c2:.2f}")
-        short.append(f"{tau}: {r1:.3f}->{r2:.3f}")
-    return dict(verdict="pass" if ok else "fail", measured=f"ratio by tau (K={K1}->{K2}) " + ", ".join(short),
-                predicted="ratio -> 1 (higher order)", detail="; ".join(parts))
+        t = _log_ratio_limit(get, Ks, tau, 0)
+        tests[tau] = t
+        verdicts.append(t.verdict)
+        ratios = [float(np.mean(get[K, tau]["stationarity"]) / np.mean(get[K, 0]["stationarity"])) for K in Ks]
+        c2 = np.mean(get[Ks[-1], tau]["consensus"]) / np.mean(get[Ks[-1], 0]["consensus"])
+        parts.append(f"tau={tau}: stationarity ratio by K " + ", ".join(f"{K}: {v:.3f}" for K, v in zip(Ks, ratios))
+                     + f"; log-ratio limit {t}; consensus x{c2:.2f} at K={Ks[-1]}")
+        short.append(f"{tau}: {math.exp(t.exponent):.3f}")
+    return dict(verdict=_combine(verdicts), measured="ratio limit by tau " + ", ".join(short),
+                predicted=f"1 (log within +- {RATE_DELTA:g})", detail="; ".join(parts),
+                extra={"per_tau": {str(k): t.to_dict() for k, t in tests.items()}})
 
 
 def check_mixing_constants(cfg, data):
@@ -1118,20 +1133,24 @@ def _f(v):
 
 
 def check_baselines(cfg, data):
-    """SGP/AllReduce and D-PSGD/AllReduce stationarity ratios move toward 1 as K grows."""
-    K1, K2 = min(cfg.baseline_Ks), max(cfg.baseline_Ks)
-    ok, parts, short = True, [], []
+    """SGP/AllReduce and D-PSGD/AllReduce: log of the stationarity ratio tends to 0 as K -> oo
+    (same leading term), paired by replica, extrapolated in K^-1/2."""
+    verdicts, parts, short = [], [], []
     for label, sch in data["baselines"]["schedules"].items():
         get = {(r["K"], r["algorithm"]): r for r in sch["runs"]}
+        Ks = sorted({r["K"] for r in sch["runs"]})
         for alg in ("sgp", "dpsgd"):
-            if (K1, alg) not in get:
+            if (Ks[0], alg) not in get:
                 continue
-            r1, r2, good = _ratio_toward_one(get[K1, alg]["stationarity"], get[K1, "allreduce"]["stationarity"],
-                                             get[K2, alg]["stationarity"], get[K2, "allreduce"]["stationarity"])
-            ok &= good
-            parts.append(f"{label} {alg}/allreduce: {r1:.3f} (K={K1}) -> {r2:.3f} (K={K2})")
-            short.append(f"{label.split('(')[0]} {alg} {r1:.3f}->{r2:.3f}")
-    return dict(verdict="pass" if ok else "fail", measured=", ".join(short), predicted="ratio -> 1",
+            t = _log_ratio_limit(get, Ks, alg, "allreduce")
+            verdicts.append(t.verdict)
+            ratios = [float(np.mean(get[K, alg]["stationarity"]) / np.mean(get[K, "allreduce"]["stationarity"]))
+                      for K in Ks]
+            parts.append(f"{label} {alg}/allreduce by K " + ", ".join(f"{K}: {v:.3f}" for K, v in zip(Ks, ratios))
+                         + f"; {t}")
+            short.append(f"{label.split('(')[0]} {alg} {math.exp(t.exponent):.3f}")
+    return dict(verdict=_combine(verdicts), measured="ratio limit " + ", ".join(short),
+                predicted=f"1 (log within +- {RATE_DELTA:g})",
                 detail="; ".join(parts) + "; same problem, topology and seeds")
 
 
@@ -1208,14 +1227,17 @@ CLAIMS = (
           ("rates", "speedup", "descent", "delays", "baselines", "theorem"),
           "max mass and weight error over every SGP run, over 64 eps K n scale",
           "pass iff every mass and weight error is within 64 eps K n scale (round-off)",
-          _c("message-loss", "1% of messages lost in flight (the sender does not keep the share)", ("rates",),
-             loss=0.01),
+          _c("message-loss", "0.1% of messages lost in flight (the sender does not keep the share)", ("rates",),
+             loss=0.001),
           check_mass),
     Claim("delay-robustness",
           "tau-OSGP: delays enter only higher-order terms (same leading term as SGP)",
-          ("delays",), "ratio of stationarity averages tau / tau=0 at two K",
-          "pass iff for every tau |r(K_max) - 1| <= |r(K_min) - 1| + 2 standard errors",
-          _c("message-loss", "1% of messages lost in flight while delayed", ("delays",), loss=0.01),
+          ("delays",), "log of the stationarity ratio tau / tau=0, paired by replica, at each K, extrapolated "
+          "to K -> oo with K^-1/2 and K^-1 correction terms",
+          f"pass iff, for every tau, the 95% interval of the limit lies in 0 +- {RATE_DELTA} (the exponent test's "
+          "rules); fail iff outside, or the ratios recede from 1; inconclusive otherwise",
+          _c("message-loss", "0.1% of the delayed runs' messages lost in flight (tau = 0 reference intact)",
+             ("delays",), loss=0.001),
           check_delays),
     Claim("mixing-constants",
           "Assumption 3 and the product lemma: column-stochastic, positive self-weights, B-strongly connected; "
@@ -1228,8 +1250,10 @@ CLAIMS = (
           check_mixing_constants),
     Claim("baselines",
           "SGP, D-PSGD and AllReduce SGD share the leading term of the rate",
-          ("baselines",), "ratios of stationarity averages to AllReduce at two K",
-          "pass iff each ratio moves toward 1 as K grows, within 2 standard errors",
+          ("baselines",), "log of the stationarity ratio to AllReduce, paired by replica, at each K, extrapolated "
+          "to K -> oo with K^-1/2 and K^-1 correction terms",
+          f"pass iff the 95% interval of each limit lies in 0 +- {RATE_DELTA}; fail iff outside, or the ratios "
+          "recede from 1; inconclusive otherwise",
           _c("no-debias", "SGP without de-biasing (z = x) on a schedule whose weights move", ("baselines",),
              debias=False),
           check_baselines),
@@ -1428,6 +1452,7 @@ def validate_config(cfg):
     check_int("replicas", cfg.replicas, min_value=3)
     check_int("rate_replicas", cfg.rate_replicas, min_value=3)
     check_int("speedup_replicas", cfg.speedup_replicas, min_value=3)
+    check_int("delay_replicas", cfg.delay_replicas, min_value=3)
     for name in ("Ks", "speedup_ns", "speedup_Ks"):
         v = getattr(cfg, name)
         if len(v) < 2 or any(not isinstance(x, int) or x < 1 for x in v) or list(v) != sorted(set(v)):
