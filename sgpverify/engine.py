@@ -319,9 +319,10 @@ def simulate(
         read of the step per iteration). With False, mass_error is NaN.
     progress : callable, optional
         Called as ``progress(k)`` after each iteration.
-    record_states : bool
+    record_states : bool or int
         Also keep the de-biased states z of every node at each record
-        (``Trace.z_history``, shape (T, n, d) or (T, R, n, d)).
+        (``Trace.z_history``, shape (T, n, d) or (T, R, n, d)); an integer
+        s >= 1 keeps every s-th record only (memory).
     debias : bool
         True (Algorithm 1): gradients at, and outputs, ``z = x / w``. False is
         a deliberately broken variant for negative controls: push-sum without
@@ -374,6 +375,8 @@ def simulate(
     tau = check_int("tau", tau, min_value=0)
     R = check_int("replicas", replicas, min_value=1)
     record_every = check_int("record_every", record_every, min_value=1)
+    state_every = 1 if isinstance(record_states, bool) else check_int("record_states", record_states, min_value=1)
+    record_states = bool(record_states)
     beta = check_float("momentum", momentum, low=0.0, high=1.0, high_open=True)
     seed = check_seed("seed", seed)
     if seed is None:  # fresh entropy, recorded so that the run can be repeated
@@ -482,7 +485,7 @@ def simulate(
         rec["weight_max"].append(w.max(axis=0))
         rec["mass_lost"].append(np.max(np.abs(lost_x), axis=-1))
         rec["weight_lost"].append(lost_w.copy())
-        if record_states:
+        if record_states and (len(rec["iterations"]) - 1) % state_every == 0:
             rec.setdefault("z_history", []).append(Z.transpose(1, 0, 2).copy())
 
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
