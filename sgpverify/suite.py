@@ -864,14 +864,19 @@ def _rate_check(cfg, data, key, predicted, xkey="K"):
                      + f"; weights in [{w[0]:.3g}, {w[1]:.3g}]"
                      + ("; indefinite-Hessian fraction by K " + ", ".join(f"{v:.2f}" for v in indef)
                         if all(v is not None for v in indef) else ""))
-    first = next(iter(tests.values()))
+    return _exponent_result(tests, verdicts, parts, predicted)
+
+
+def _exponent_result(tests, verdicts, parts, predicted):
+    """The check's dict from per-schedule exponent tests; the headline numbers are the schedule
+    farthest from the prediction."""
     worst = max(tests.values(), key=lambda t: abs(t.exponent - predicted))
     measured = "; ".join(f"{lab.split('(')[0]} {t.exponent:.3f} [{t.ci_low:.3f}, {t.ci_high:.3f}]"
                          for lab, t in tests.items())
     return dict(verdict=_combine(verdicts), measured=measured, predicted=f"{predicted:g} +- {RATE_DELTA:g}",
                 detail="; ".join(parts),
                 extra={"exponent": worst.exponent, "interval": [worst.ci_low, worst.ci_high],
-                       "local_slopes": list(first.local_slopes),
+                       "local_slopes": list(worst.local_slopes),
                        "per_schedule": {lab: t.to_dict() for lab, t in tests.items()}})
 
 
@@ -906,14 +911,7 @@ def check_linear_speedup(cfg, data):
         verdicts.append(t.verdict)
         parts.append(f"{label}: slope in n (n = {ns[0]}..{ns[-1]}) by K " +
                      ", ".join(f"K={K}: {v:.3f}" for K, v in zip(Ks, Sl.mean(axis=0))) + f"; {t}")
-    worst = max(tests.values(), key=lambda t: abs(t.exponent + 0.5))
-    measured = "; ".join(f"{lab.split('(')[0]} {t.exponent:.3f} [{t.ci_low:.3f}, {t.ci_high:.3f}]"
-                         for lab, t in tests.items())
-    return dict(verdict=_combine(verdicts), measured=measured, predicted=f"-0.5 +- {RATE_DELTA:g}",
-                detail="; ".join(parts),
-                extra={"exponent": worst.exponent, "interval": [worst.ci_low, worst.ci_high],
-                       "local_slopes": list(worst.local_slopes),
-                       "per_schedule": {lab: t.to_dict() for lab, t in tests.items()}})
+    return _exponent_result(tests, verdicts, parts, -0.5)
 
 
 def _delta_of(const, f0):

@@ -7,8 +7,8 @@ is also held against a hand computation of its statistic from the raw data."""
 
 import json
 import math
+import pathlib
 import sys
-import textwrap
 
 import numpy as np
 import pytest
@@ -171,49 +171,29 @@ def test_cli_verify_setting_options(quick, tmp_path, monkeypatch, capsys):
     assert cfg.replicas == 4 and cfg.Ks == (128, 256, 512)
 
 
-USER_MODULES = {
-    "good": """
-        import numpy as np
+#: The shipped example (docs/examples/mymod.py) plus broken factories for the error paths.
+EXAMPLE = pathlib.Path(__file__).resolve().parents[1] / "docs" / "examples" / "mymod.py"
+BROKEN_FACTORIES = """
 
-        class Cauchy:
-            def __init__(self, n, d, seed):
-                self.c = np.random.default_rng(seed).standard_normal((n, d))
-                self.n_nodes, self.dim, self.L, self.sigma2, self.f_lower = n, d, 2.0, 0.25, 0.0
-                self.zeta2 = 4.0 * d
+def nan_L(n, d, seed):
+    p = Cauchy(n, d, seed)
+    p.L = float("nan")
+    return p
 
-            def grad(self, z, rng):
-                t = z - self.c
-                return 2 * t / (1 + t**2) + rng.standard_normal(z.shape) * np.sqrt(self.sigma2 / self.dim)
 
-            def full_grad(self, x):
-                t = np.asarray(x)[..., None, :] - self.c
-                return np.mean(2 * t / (1 + t**2), axis=-2)
+def no_grad(n, d, seed):
+    class P:
+        n_nodes, dim, L, sigma2, zeta2, f_lower = n, d, 1.0, 0.0, 0.0, 0.0
+    return P()
 
-            def value(self, x):
-                t = np.asarray(x)[..., None, :] - self.c
-                return np.mean(np.sum(np.log1p(t**2), axis=-1), axis=-1)
 
-        def make(n, d, seed):
-            return Cauchy(n, d, seed)
-
-        def nan_L(n, d, seed):
-            p = Cauchy(n, d, seed)
-            p.L = float("nan")
-            return p
-
-        def no_grad(n, d, seed):
-            class P:
-                n_nodes, dim, L, sigma2, zeta2, f_lower = n, d, 1.0, 0.0, 0.0, 0.0
-            return P()
-
-        not_callable = 3
-    """,
-}
+not_callable = 3
+"""
 
 
 @pytest.fixture
 def user_module(tmp_path, monkeypatch):
-    (tmp_path / "mymod_sgpv.py").write_text(textwrap.dedent(USER_MODULES["good"]))
+    (tmp_path / "mymod_sgpv.py").write_text(EXAMPLE.read_text() + BROKEN_FACTORIES)
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
     yield "mymod_sgpv"
