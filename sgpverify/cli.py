@@ -167,6 +167,9 @@ def build_parser():
     v.add_argument("--config", metavar="FILE.toml", help="suite settings (any SuiteConfig field) from a TOML file")
     v.add_argument("--only", action="append", choices=CHECK_NAMES, metavar="CHECK",
                    help="run only this check (repeatable): " + ", ".join(CHECK_NAMES))
+    v.add_argument("--workers", type=int, default=1, metavar="N",
+                   help="local processes for the independent experiment units (default 1: serial); "
+                        "the results are the same bits whatever N")
     v.add_argument("--out", default="sgpverify-out", metavar="DIR", help="report directory (default sgpverify-out)")
     v.add_argument("--json", action="store_true", help="print {\"checks\": [...], ...} instead of the table")
     v.add_argument("--seed", type=int, default=0, metavar="S")
@@ -393,6 +396,7 @@ def _cmd_verify(a, out, err=None):
     from .suite import run_suite
 
     check_int("seed", a.seed, min_value=0)
+    check_int("workers", a.workers, min_value=1)
     out_dir = Path(a.out)
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"sgpverify verify: error: --out must be a directory, got existing file {a.out!r}")
@@ -410,7 +414,8 @@ def _cmd_verify(a, out, err=None):
                 bar.set_postfix_str(msg, refresh=False)
                 bar.update(1)
 
-        result = run_suite(cfg, seed=a.seed, progress=progress, controls=a.controls, only=a.only)
+        result = run_suite(cfg, seed=a.seed, progress=progress, controls=a.controls, only=a.only,
+                           workers=a.workers)
     finally:
         if bar is not None:
             bar.close()

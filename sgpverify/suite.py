@@ -559,7 +559,7 @@ def exp_rates(cfg, seed, variant=NONE, progress=None, schedules=None):
         topo = make(cfg.n, seed)
         runs = []
         for K in cfg.Ks:
-            runs.append(_run(cfg, prob, topo, K, seed, variant, replicas=cfg.rate_replicas, states=variant is NONE))
+            runs.append(_run(cfg, prob, topo, K, seed, variant, replicas=cfg.rate_replicas, states=variant == NONE))
             if progress:
                 progress(f"rates {label} K={K}")
         out[label] = {"topology": topo.name, "runs": runs}
@@ -640,7 +640,7 @@ def exp_baselines(cfg, seed, variant=NONE, progress=None, schedules=None):
         runs = []
         for K in cfg.baseline_Ks:
             for alg in ("sgp", "dpsgd", "allreduce"):
-                if alg == "dpsgd" and variant is not NONE:
+                if alg == "dpsgd" and variant != NONE:
                     continue  # the departures concern push-sum only
                 r = _run(cfg, prob, topo, K, seed, variant if alg == "sgp" else NONE, algorithm=alg,
                          tau=0 if alg != "sgp" else None)
@@ -789,14 +789,12 @@ def _best_envelope(dev, q_low, floor=ENVELOPE_FLOOR):
     return best[1], best[2]
 
 
-def exp_theorem(cfg, seed, mixing_data, variant=NONE, progress=None, only=None):
+def exp_theorem(cfg, seed, mixing_data, variant=NONE, progress=None):
     """Theorem 1 where it applies: one run per schedule at the threshold computed from
     the envelope (if the known part of the threshold is within ``theorem_K_cap``)."""
     prob = resolve_problem(cfg.problem, cfg)(cfg.n, seed)
     out = {}
     for label, make in _schedules(cfg):
-        if only is not None and label not in only:
-            continue
         mx = mixing_data["schedules"][label]
         C, q = mx.get("C"), mx.get("q")  # the envelope valid over the whole measured horizon
         entry = {"C": C, "q": q, "q_source": mx.get("q_source"), "C_fit": mx.get("C_fit"), "q_fit": mx.get("q_fit"),
@@ -1274,7 +1272,7 @@ _BY_NAME = {c.name: c for c in CLAIMS}
 
 def _run_experiments(cfg, seed, keys, variant=NONE, progress=None, base=None):
     data = {}
-    sch = None if variant is NONE else _pick(cfg, variant)
+    sch = None if variant == NONE else _pick(cfg, variant)
     for key in keys:
         try:
             _run_experiment(cfg, seed, key, variant, progress, base, data, sch)
@@ -1293,11 +1291,8 @@ def _run_experiment(cfg, seed, key, variant, progress, base, data, sch):
         mix = (base or data)["mixing"]
         if "error" in mix:
             raise SimulationDivergedError(mix["error"])
-        only = None
-        if variant is not NONE and base is not None and "schedules" in base.get("theorem", {}):
-            # a control runs only where the theorem applies
-            only = [lab for lab, e in base["theorem"]["schedules"].items() if e.get("run")] or None
-        data[key] = exp_theorem(cfg, seed, mix, variant, progress, only=only)
+        # runs only where the threshold is reached (so a control runs only where the theorem applies)
+        data[key] = exp_theorem(cfg, seed, mix, variant, progress)
     elif key in ("rates", "speedup", "baselines"):
         data[key] = EXPERIMENTS[key](cfg, seed, variant, progress, schedules=sch)
     else:
@@ -1338,23 +1333,49 @@ def _make_check(claim, cfg, data):
                  criterion=claim.criterion, detail=res["detail"], code=_code(claim.check), extra=res.get("extra", {}))
 
 
-def run_suite(config=QUICK, seed=0, progress=None, controls=False, only=None):
+def _unit(cfg, seed, key, variant, mixing):
+    """One independent unit of work: experiment ``key`` under ``variant``. Deterministic in
+    (cfg, seed, key, variant), so any executor gives the same bits; module-level, so picklable."""
+    base = {"mixing": mixing} if mixing is not None else None
+    return _run_experiments(cfg, seed, (key,), variant, None, base=base)[key]
+
+
+def _picklable(*objs):
+    import pickle
+
+    try:
+        pickle.dumps(objs)
+        return True
+    except Exception:  # lambdas, local functions: run serially
+        return False
+
+
+def run_suite(config=QUICK, seed=0, progress=None, controls=False, only=None, workers=1):
     """Run every experiment and derive the checks (and, with ``controls``, their controls).
 
     Parameters
     ----------
     config : SuiteConfig
-        ``QUICK`` (about a minute on 2 cores), ``FULL``, or a configuration of
-        the user's setting (see :func:`verify`).
+        ``QUICK`` (about three minutes on 2 cores with controls), ``FULL``, or a
+        configuration of the user's setting (see :func:`verify`).
     seed : int
         Seed of problems, topologies and gradient noise.
     progress : callable, optional
-        Called with a short message after each experiment step.
+        Called with a short message after each experiment step (serial) or each
+        finished unit (``workers > 1``).
     controls : bool
         Also run each check on its negative control.
     only : iterable of str, optional
         Names of the checks to run (default all).
+    workers : int
+        Local processes for the independent units (experiment x control); 1 runs
+        serially. The bits do not depend on it: each unit is deterministic in its
+        configuration, seed and variant. A setting that cannot be pickled (a
+        lambda as problem or topology) runs serially.
     """
+    from ._validate import check_int
+
+    workers = check_int("workers", workers, min_value=1)
     t0 = time.perf_counter()
     claims = [c for c in CLAIMS if only is None or c.name in set(only)]
     if only is not None:
@@ -1367,32 +1388,60 @@ def run_suite(config=QUICK, seed=0, progress=None, controls=False, only=None):
     if "theorem" in keys:
         keys.add("mixing")
     keys.add("weights")
-    data = _run_experiments(config, seed, [k for k in EXPERIMENT_ORDER if k in keys], progress=progress)
+    units = [(k, NONE) for k in EXPERIMENT_ORDER if k in keys]
+    if controls:
+        for c in claims:
+            for k in c.control.experiments:
+                if (k, c.control.variant) not in units:
+                    units.append((k, c.control.variant))
+    needs_mixing = any(k == "theorem" for k, _ in units)
+    results = {}
+    if needs_mixing:  # the theorem units need the main mixing data: it comes first (about a second)
+        results[("mixing", NONE)] = _unit(config, seed, "mixing", NONE, None)
+        if progress:
+            progress("mixing")
+    mixing = results.get(("mixing", NONE))
+    todo = [u for u in units if u not in results]
+    if workers > 1 and len(todo) > 1 and _picklable(config, todo, mixing):
+        import concurrent.futures as cf
+        import multiprocessing as mp
+
+        with cf.ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as pool:
+            futs = {pool.submit(_unit, config, seed, k, v, mixing if k == "theorem" else None): (k, v)
+                    for k, v in todo}
+            for fut in cf.as_completed(futs):
+                k, v = futs[fut]
+                try:
+                    results[(k, v)] = fut.result()
+                except cf.process.BrokenProcessPool as exc:
+                    raise RuntimeError(f"a worker died while running unit {k} ({v.name}): {exc}") from None
+                if progress:
+                    progress(f"{k} ({v.name}) done")
+    else:
+        for k, v in todo:
+            data_k = _run_experiments(config, seed, (k,), v, progress, base={"mixing": mixing} if mixing else None)
+            results[(k, v)] = data_k[k]
+    data = {k: results[(k, NONE)] for k, v in units if v == NONE}
     checks = []
-    control_data = {}
     for claim in claims:
         chk = _make_check(claim, config, data)
         if controls:
             ctl = claim.control
-            cache_key = (ctl.variant, ctl.experiments)
-            if cache_key not in control_data:
-                control_data[cache_key] = _run_experiments(config, seed, ctl.experiments, ctl.variant, progress,
-                                                           base=data)
             cdata = dict(data)
-            cdata.update(control_data[cache_key])
+            cdata.update({k: results[(k, ctl.variant)] for k in ctl.experiments})
             cres = _evaluate(claim, config, cdata)
             chk = dataclasses.replace(chk, control={
                 "name": ctl.name, "description": ctl.description, "verdict": cres["verdict"],
                 "detected": cres["verdict"] == "fail", "measured": cres["measured"]})
         checks.append(chk)
     if controls:
-        data["controls"] = {f"{v.name}:{'+'.join(e)}": d for (v, e), d in control_data.items()}
+        data["controls"] = {f"{v.name}:{k}": results[(k, v)] for k, v in units if v != NONE}
     return SuiteResult(config=config, seed=seed, checks=tuple(checks), data=data,
                        seconds=time.perf_counter() - t0, controls=controls)
 
 
 def verify(problem=None, topology=None, *, tau=None, delay=None, preset="quick", seed=0, controls=False,
-           nodes=None, dim=None, progress=None, **settings):
+           nodes=None, dim=None, progress=None, workers=1, **settings):
     """Does SGP behave as its theory says on *this* problem and schedule?
 
     Parameters
@@ -1410,6 +1459,8 @@ def verify(problem=None, topology=None, *, tau=None, delay=None, preset="quick",
     seed : int
     controls : bool
         Also run every check's negative control.
+    workers : int
+        Local processes (see :func:`run_suite`); the result does not depend on it.
     nodes, dim : int, optional
         n and d of the main experiments.
     **settings
@@ -1444,7 +1495,7 @@ def verify(problem=None, topology=None, *, tau=None, delay=None, preset="quick",
         over["d"] = dim
     cfg = config_from_dict(over, PRESETS[preset])
     validate_config(cfg)
-    return run_suite(cfg, seed=seed, progress=progress, controls=controls, only=only)
+    return run_suite(cfg, seed=seed, progress=progress, controls=controls, only=only, workers=workers)
 
 
 def validate_config(cfg):

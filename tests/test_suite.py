@@ -145,7 +145,7 @@ def test_exit_status(verdicts, controls, status):
 def test_cli_verify_json_exit_code_and_controls(quick, tmp_path, monkeypatch, capsys):
     seen = {}
 
-    def fake(cfg, seed=0, progress=None, controls=False, only=None):
+    def fake(cfg, seed=0, progress=None, controls=False, only=None, workers=1):
         seen.update(cfg=cfg, controls=controls, only=only)
         return quick
 
@@ -291,6 +291,19 @@ def test_cli_run_prints_exponent_tests(tmp_path, capsys):
     assert code == 0 and (tmp_path / "f" / "consensus_vs_K.png").exists()
     lines = [line for line in out.splitlines() if line.startswith("  ") and "exponent" in line]
     assert len(lines) == 2 and "stationarity" in lines[0] and "local slopes" in lines[0]
+
+
+SMALL = dict(Ks=(64, 128, 256), rate_replicas=4, replicas=4, speedup_ns=(4, 8), speedup_Ks=(128, 256),
+             speedup_replicas=4, delay_Ks=(64, 128, 256), delay_replicas=4, baseline_Ks=(64, 128, 256),
+             descent_Ks=(128,), theorem_K_cap=300, mixing_horizon=40, bound_horizon=40, n=8)
+
+
+def test_workers_give_the_same_bits_as_serial():
+    cfg = suite.config_from_dict(SMALL)
+    a = suite.run_suite(cfg, seed=3, controls=True, workers=1)
+    b = suite.run_suite(cfg, seed=3, controls=True, workers=2)
+    assert json.dumps(a.to_dict()["checks"]) == json.dumps(b.to_dict()["checks"])
+    assert json.dumps(a.data, sort_keys=True, default=str) == json.dumps(b.data, sort_keys=True, default=str)
 
 
 @pytest.mark.slow
