@@ -167,8 +167,8 @@ def build_parser():
     v.add_argument("--config", metavar="FILE.toml", help="suite settings (any SuiteConfig field) from a TOML file")
     v.add_argument("--only", action="append", choices=CHECK_NAMES, metavar="CHECK",
                    help="run only this check (repeatable): " + ", ".join(CHECK_NAMES))
-    v.add_argument("--workers", type=int, default=1, metavar="N",
-                   help="local processes for the independent experiment units (default 1: serial); "
+    v.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="local processes for the independent experiment units (default: all cores; 1: serial); "
                         "the results are the same bits whatever N")
     v.add_argument("--out", default="sgpverify-out", metavar="DIR", help="report directory (default sgpverify-out)")
     v.add_argument("--json", action="store_true", help="print {\"checks\": [...], ...} instead of the table")
@@ -396,6 +396,10 @@ def _cmd_verify(a, out, err=None):
     from .suite import run_suite
 
     check_int("seed", a.seed, min_value=0)
+    if a.workers is None:
+        import os
+
+        a.workers = max(1, os.cpu_count() or 1)
     check_int("workers", a.workers, min_value=1)
     out_dir = Path(a.out)
     if out_dir.exists() and not out_dir.is_dir():

@@ -20,7 +20,7 @@ from sgpverify.report import format_table, write_report
 
 @pytest.fixture(scope="module")
 def quick():
-    return suite.run_suite(suite.QUICK, seed=0, controls=True)
+    return suite.run_suite(suite.QUICK, seed=0, controls=True, workers=2)  # same bits as serial (tested)
 
 
 def test_default_quick_suite_passes_and_every_control_is_detected(quick):
