@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import numbers
 
 import numpy as np
@@ -107,3 +108,31 @@ def rng_for(seed, domain, *spawn_key):
     components built with one seed (a topology and a delay model, say).
     """
     return np.random.Generator(np.random.PCG64(seed_sequence(seed, STREAM[domain], *spawn_key)))
+
+
+def unknown_key(what, key, valid, where=None):
+    """ValueError naming an unknown key and, when one is close, the valid name meant.
+
+    Examples
+    --------
+    >>> str(unknown_key("config keys", "seeed", ["seed", "figures"], "c.toml"))
+    "config keys must be one of the known names, got unknown seeed (did you mean 'seed'?) (in c.toml)"
+    """
+    close = difflib.get_close_matches(key, list(valid), n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]!r}?)" if close else f" (valid: {', '.join(sorted(valid))})"
+    return ValueError(f"{what} must be one of the known names, got unknown {key}{hint}"
+                      + (f" (in {where})" if where else ""))
+
+
+def read_toml(path, name="config"):
+    """The table of a TOML file; ValueError naming ``name`` if it is missing or invalid."""
+    import tomllib
+    from pathlib import Path
+
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"{name} must name an existing TOML file, got {str(path)!r}")
+    try:
+        return tomllib.loads(p.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{name} {str(path)!r} is not valid TOML: {exc}") from None

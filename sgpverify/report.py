@@ -14,7 +14,6 @@ only replots and no result computed by other code is ever returned.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import functools
 import hashlib
 import json
@@ -22,10 +21,10 @@ import os
 import platform
 import shutil
 import tempfile
-import tomllib
 from pathlib import Path
 
 from ._json import jsonable
+from ._validate import read_toml, unknown_key
 from . import __version__
 
 __all__ = ["write_report", "format_table", "manifest", "run_config", "load_config", "source_hash", "EXPERIMENTS"]
@@ -107,7 +106,6 @@ def _replace_dir(tmp, final):
 def write_report(result, outdir):
     """Write the full report of a :class:`sgpverify.suite.SuiteResult` into ``outdir``."""
     from . import plots
-    from .suite import CRITERIA
 
     outdir = Path(outdir)
     outdir.parent.mkdir(parents=True, exist_ok=True)
@@ -175,39 +173,21 @@ EXPERIMENTS = ("rates", "speedup", "descent", "delays", "baselines", "mixing", "
 CONFIG_KEYS = ("experiment", "seed", "figures", "config")
 
 
-def _unknown(what, key, valid, path):
-    """One line naming the unknown key and, when one is close, the valid name meant."""
-    close = difflib.get_close_matches(key, list(valid), n=1, cutoff=0.6)
-    hint = f" (did you mean {close[0]!r}?)" if close else f" (valid: {', '.join(sorted(valid))})"
-    return ValueError(f"{what} must be one of the known names, got unknown {key}{hint} (in {path})")
-
-
 def load_config(path):
     """Read an experiment TOML: ``experiment``, ``seed``, ``figures`` and ``[config]`` overrides."""
-    from .suite import QUICK, SuiteConfig
+    from .suite import QUICK, config_from_dict
 
-    p = Path(path)
-    if not p.is_file():
-        raise ValueError(f"config must name an existing TOML file, got {str(path)!r}")
-    try:
-        raw = tomllib.loads(p.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"config {str(path)!r} is not valid TOML: {exc}") from None
+    raw = read_toml(path)
     for key in raw:  # a misspelt section or key never runs silently with defaults
         if key not in CONFIG_KEYS:
-            raise _unknown("top-level keys and sections", key, CONFIG_KEYS, path)
+            raise unknown_key("top-level keys and sections", key, CONFIG_KEYS, path)
     exp = raw.get("experiment")
     if exp not in EXPERIMENTS:
         raise ValueError(f"experiment must be one of {', '.join(EXPERIMENTS)}, got {exp!r} (in {path})")
     over = raw.get("config", {})
     if not isinstance(over, dict):
         raise ValueError(f"config must be a [config] table, got {over!r} (in {path})")
-    fields = [f.name for f in dataclasses.fields(SuiteConfig)]
-    for key in over:
-        if key not in fields:
-            raise _unknown("config keys (SuiteConfig fields)", key, fields, path)
-    over = {k: tuple(v) if isinstance(v, list) else v for k, v in over.items()}
-    cfg = dataclasses.replace(QUICK, name=p.stem, **over)
+    cfg = config_from_dict(over, dataclasses.replace(QUICK, name=Path(path).stem), source=path)
     seed = raw.get("seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be an integer >= 0, got {seed!r} (in {path})")
