@@ -104,6 +104,15 @@ class SuiteConfig:
     delay_Ks: tuple = (512, 1024, 2048, 4096)
     delay_replicas: int = 32
     baseline_Ks: tuple = (512, 1024, 2048, 4096)
+    compare_topologies: tuple = ("ring-bidir", "erdos-renyi")
+    topology_Ks: tuple = (512, 1024, 2048, 4096, 8192)
+    topology_replicas: int = 16
+    scaling_factor: float = 2.0
+    scaling_Ks: tuple = (256, 512, 1024, 2048, 4096)
+    scaling_replicas: int = 16
+    complexity_ns: tuple = (4, 8, 16, 32)
+    complexity_budgets: tuple = (4096, 8192, 16384, 32768)
+    complexity_replicas: int = 16
     theorem_K_cap: int = 160000
     theorem_replicas: int = 2
     mixing_horizon: int = 200
@@ -132,6 +141,9 @@ FULL = SuiteConfig(
     descent_Ks=(512, 2048, 8192),
     delay_Ks=(512, 1024, 2048, 4096, 8192),
     baseline_Ks=(512, 1024, 2048, 4096, 8192),
+    topology_Ks=(512, 1024, 2048, 4096, 8192, 16384),
+    scaling_Ks=(256, 512, 1024, 2048, 4096, 8192),
+    complexity_budgets=(4096, 8192, 16384, 32768, 65536),
     theorem_K_cap=400000,
     theorem_replicas=4,
     mixing_horizon=400,
@@ -481,6 +493,7 @@ def _run(cfg, prob, topo, K, seed, variant=NONE, *, replicas=None, tau=None, del
     step_sq = np.asarray(tr.step_sq, float).reshape(K, R).T if tr.step_sq is not None else None
     every = max(1, K // 256)
     wmin = float(np.min(tr.weight_min))
+    wk = np.asarray(tr.weight_min, float).reshape(K + 1, R).T  # (R, K+1) weight floor of each step
     out = {
         "K": K,
         "n": n,
@@ -490,6 +503,8 @@ def _run(cfg, prob, topo, K, seed, variant=NONE, *, replicas=None, tau=None, del
         "stationarity": gns[:, :K].mean(axis=1).tolist(),  # (1/K) sum_{k<K} ||grad f(xbar^k)||^2 per replica
         "consensus": cons[:, :K].mean(axis=1).tolist(),  # (1/K) sum_{k<K} Xi^k per replica
         "consensus_max": float(cons[:, :K].mean(axis=0).max()),  # max_k of the replica mean of Xi^k
+        # max_k of E[Xi^k] (min_i w_i^k)^2: the de-biasing step of (b2) with the weight floor of step k
+        "consensus_w2_max": float((cons[:, :K] * wk[:, :K] ** 2).mean(axis=0).max()) if K else 0.0,
         "f0": val[:, 0].tolist(),
         "fK": val[:, K].tolist(),
         "mass_error": float(np.nanmax(tr.mass_error)),
@@ -603,21 +618,140 @@ def exp_descent(cfg, seed, variant=NONE, progress=None):
     return {"runs": out, "constants": _constants(prob)}
 
 
+def _delay_Ks(cfg):
+    """K ladder of the delay experiment: the ratio check's ``delay_Ks`` and the exponent's ``Ks``."""
+    return tuple(sorted(set(cfg.delay_Ks) | set(cfg.Ks)))
+
+
 def exp_delays(cfg, seed, variant=NONE, progress=None):
-    """Stationarity averages for tau in ``taus`` (random delays) at two K."""
+    """tau-OSGP on the setting's first schedule, random delays: stationarity and consensus
+    averages for tau in ``taus`` at every K of ``delay_Ks`` and ``Ks`` (the ratio check reads
+    the first, the per-tau exponent the second), and the product constant S2 of each tau for
+    the consensus bound (b2)."""
     prob = resolve_problem(cfg.problem, cfg)(cfg.n, seed)
     label, make = _schedules(cfg)[0]
     topo = make(cfg.n, seed)
     runs = []
-    for K in cfg.delay_Ks:
+    for K in _delay_Ks(cfg):
         for tau in cfg.taus:
-            # a control's departure concerns the delayed runs: tau = 0 stays the reference
-            r = _run(cfg, prob, topo, K, seed, variant if tau else NONE, tau=tau, delay="random",
-                     replicas=cfg.delay_replicas)
+            if tau == 0 and variant != NONE:
+                continue  # a control's departure concerns the delayed runs: the reference comes from the main run
+            r = _run(cfg, prob, topo, K, seed, variant, tau=tau, delay="random", replicas=cfg.delay_replicas)
             runs.append(r)
             if progress:
                 progress(f"delays K={K} tau={tau}")
-    return {"runs": runs, "schedule": label}
+    products = {}
+    for tau in cfg.taus if variant == NONE else ():  # the schedule's constants: the control's are the same
+        pc = product_constants(topo, tau, "random", seed, cfg.bound_horizon)
+        products[str(tau)] = {k: pc.get(k) for k in ("S2", "q_tail", "product_note")}
+    return {"runs": runs, "schedule": label, "products": products}
+
+
+def _compared_schedules(cfg):
+    """(label, factory) of the topology comparison: the reference (the paper's exponential graph
+    with the setting's peers), the same graph with one more peer, and ``compare_topologies``."""
+    ref = resolve_topology("exponential", cfg)
+    more = dataclasses.replace(cfg, peers=cfg.peers + 1)
+    out = [("exponential", ref), (f"exponential, {cfg.peers + 1} peers", resolve_topology("exponential", more))]
+    return out + [(_label(t), resolve_topology(t, cfg)) for t in cfg.compare_topologies]
+
+
+def exp_topologies(cfg, seed, variant=NONE, progress=None):
+    """Stationarity and consensus averages on the exponential graph (reference), with one more
+    peer, and on ``compare_topologies``, same problem and seeds, at every K of ``topology_Ks``; the
+    product constants of each schedule. A control's departure concerns the compared schedules
+    only (the reference stays intact)."""
+    prob = resolve_problem(cfg.problem, cfg)(cfg.n, seed)
+    out = {}
+    for i, (label, make) in enumerate(_compared_schedules(cfg)):
+        if i == 0 and variant != NONE:
+            continue  # the reference of a control comes from the main run (see _control_data)
+        topo = make(cfg.n, seed)
+        runs = []
+        for K in cfg.topology_Ks:
+            runs.append(_run(cfg, prob, topo, K, seed, variant, replicas=cfg.topology_replicas))
+            if progress:
+                progress(f"topologies {label} K={K}")
+        out[label] = {"topology": topo.name, "runs": runs}
+        if variant == NONE:  # the schedule's constants (a control's departure does not change them)
+            rep = check_mixing(topo, tau=cfg.tau, delay=cfg.delay, horizon=cfg.mixing_horizon, seed=seed).to_dict()
+            pc = product_constants(topo, cfg.tau, cfg.delay, seed, cfg.bound_horizon)
+            out[label].update(S2=pc.get("S2"), **{k: rep.get(k) for k in ("q_exact", "q_lyapunov",
+                                                                            "q_lyapunov_interval", "q", "q_source")})
+    return {"reference": "exponential", "more_peers": f"exponential, {cfg.peers + 1} peers", "schedules": out}
+
+
+class NotApplicable(Exception):
+    """An experiment that the setting cannot run (its checks are inconclusive, saying why)."""
+
+
+class _Scaled:
+    """The problem with noise and heterogeneity scaled: ``f_i' = f + s_h (f_i - f)`` and the
+    noise times ``s_n``, from the same random draws. So ``zeta^2' = s_h^2 zeta^2``,
+    ``sigma^2' = s_n^2 sigma^2``, ``grad f`` (hence ``f*``) unchanged; needs ``local_grad``
+    (the exact gradient of every f_i)."""
+
+    def __init__(self, inner, s_h, s_n):
+        self._inner, self._sh, self._sn = inner, float(s_h), float(s_n)
+        self.sigma2 = float(inner.sigma2) * self._sn**2
+        self.zeta2 = float(inner.zeta2) * self._sh**2
+        # grad f_i' = s_h grad f_i + (1 - s_h) grad f: Lipschitz with (|s_h| + |1 - s_h|) L
+        self.L = float(inner.L) * (abs(self._sh) + abs(1 - self._sh))
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+    def grad(self, z, rng):
+        g = np.asarray(self._inner.grad(z, rng), dtype=float)
+        lg = np.asarray(self._inner.local_grad(z), dtype=float)
+        fg = np.asarray(self._inner.full_grad(z), dtype=float)
+        return fg + self._sh * (lg - fg) + self._sn * (g - lg)
+
+
+SCALINGS = (("base", 1, 1), ("noise", 1, 2), ("heterogeneity", 2, 1), ("both", 2, 2))
+
+
+def exp_scaling(cfg, seed, variant=NONE, progress=None):
+    """Consensus averages with the gradient noise and the heterogeneity scaled by
+    ``scaling_factor`` (separately and together), same draws, at every K of ``scaling_Ks``, on the
+    first schedule whose push-sum weights move (so that de-biasing matters)."""
+    prob = resolve_problem(cfg.problem, cfg)(cfg.n, seed)
+    try:
+        prob.local_grad(np.zeros((1, prob.n_nodes, prob.dim)))
+    except (NotImplementedError, AttributeError):
+        raise NotApplicable(f"the problem {prob!r} has no local_grad (the exact gradient of every f_i at "
+                            "(..., n, d)), which scaling its noise and heterogeneity needs") from None
+    label, make = _pick(cfg, Variant(debias=False))[0]
+    topo = make(cfg.n, seed)
+    s = cfg.scaling_factor
+    out = {}
+    for name, sh, sn in SCALINGS:
+        p = _Scaled(prob, s if sh == 2 else 1.0, s if sn == 2 else 1.0)
+        runs = []
+        for K in cfg.scaling_Ks:
+            runs.append(_run(cfg, p, topo, K, seed, variant, replicas=cfg.scaling_replicas))
+            if progress:
+                progress(f"scaling {name} K={K}")
+        out[name] = {"runs": runs, "sigma2": p.sigma2, "zeta2": p.zeta2}
+    return {"schedule": label, "factor": s, "settings": out}
+
+
+def exp_complexity(cfg, seed, variant=NONE, progress=None):
+    """Stationarity averages for n in ``complexity_ns`` at a ladder of total budgets T = n K
+    (``complexity_budgets``), gamma = sqrt(n/K), on the exponential graph."""
+    make_prob = resolve_problem(cfg.problem, cfg)
+    make_topo = resolve_topology("exponential", cfg)
+    runs = []
+    for n in cfg.complexity_ns:
+        prob = make_prob(n, seed)
+        topo = make_topo(n, seed)
+        for T in cfg.complexity_budgets:
+            r = _run(cfg, prob, topo, T // n, seed, variant, replicas=cfg.complexity_replicas)
+            r["budget"] = T
+            runs.append(r)
+            if progress:
+                progress(f"complexity n={n} T={T}")
+    return {"ns": list(cfg.complexity_ns), "budgets": list(cfg.complexity_budgets), "runs": runs}
 
 
 def exp_baselines(cfg, seed, variant=NONE, progress=None, schedules=None):
@@ -1000,11 +1134,14 @@ def check_combined_bound(cfg, data):
 
 def _all_runs(data):
     out = []
-    for key in ("rates", "speedup", "baselines"):
+    for key in ("rates", "speedup", "baselines", "topologies"):
         if key in data:
             for sch in data[key]["schedules"].values():
                 out += sch["runs"]
-    for key in ("descent", "delays"):
+    if "scaling" in data:
+        for v in data["scaling"]["settings"].values():
+            out += v["runs"]
+    for key in ("descent", "delays", "complexity"):
         if key in data:
             out += data[key]["runs"]
     if "theorem" in data:
@@ -1036,7 +1173,7 @@ def check_delays(cfg, data):
     """tau-OSGP: log of the stationarity ratio to tau = 0 tends to 0 as K -> oo (delays enter only
     higher-order terms): paired by replica, extrapolated in K^-1/2."""
     get = {(r["K"], r["tau"]): r for r in data["delays"]["runs"]}
-    Ks = sorted({r["K"] for r in data["delays"]["runs"]})
+    Ks = list(cfg.delay_Ks)  # the ratio's own ladder (the experiment also runs the exponent's Ks)
     verdicts, parts, short, tests = [], [], [], {}
     for tau in [t for t in cfg.taus if t]:
         t = _log_ratio_limit(get, Ks, tau, 0)
@@ -1050,6 +1187,202 @@ def check_delays(cfg, data):
     return dict(verdict=_combine(verdicts), measured="ratio limit by tau " + ", ".join(short),
                 predicted=f"1 (log within +- {RATE_DELTA:g})", detail="; ".join(parts),
                 extra={"per_tau": {str(k): t.to_dict() for k, t in tests.items()}})
+
+
+def check_delay_rate(cfg, data):
+    """tau-OSGP, tau in ``taus`` (> 0), random delays: the stationarity average ~ K^(-1/2) (the same
+    exponent test as tau = 0, over the K of ``Ks``)."""
+    get = {(r["K"], r["tau"]): r for r in data["delays"]["runs"]}
+    parts, verdicts, tests = [], [], {}
+    for tau in [t for t in cfg.taus if t]:
+        Y = np.array([get[K, tau]["stationarity"] for K in cfg.Ks]).T
+        t = rates.test_exponent(list(cfg.Ks), Y, predicted=-0.5, delta=RATE_DELTA, omega=RATE_OMEGA)
+        tests[f"tau={tau}"] = t
+        verdicts.append(t.verdict)
+        parts.append(f"tau={tau} ({data['delays']['schedule']}, random delays): {t}; local slopes "
+                     + ", ".join(f"{v:.3f}" for v in t.local_slopes))
+    return _exponent_result(tests, verdicts, parts, -0.5)
+
+
+def check_delay_consensus(cfg, data):
+    """tau-OSGP: the consensus bound (b2) with the product constant S2 of each tau's augmented
+    schedule, run by run, and the growth of the consensus average with tau set beside the bound's."""
+    d = data["delays"]
+    get = {(r["K"], r["tau"]): r for r in d["runs"]}
+    Ks = sorted({r["K"] for r in d["runs"]})
+    verdicts, parts, worst, growth = [], [], 0.0, {}
+    for tau in cfg.taus:
+        S2 = d["products"][str(tau)]["S2"]
+        tau_worst = 0.0
+        for K in Ks:
+            r = get[K, tau]
+            G2 = math.sqrt(r["G2sq"]) if r.get("G2sq") else None
+            if S2 is None or not math.isfinite(S2) or G2 is None or r["weight_min"] <= 0:
+                verdicts.append("inconclusive")
+                continue
+            # (b2) with the weight floor of each step k (delays drain the weights early on): E Xi^k
+            # (min_i w_i^k)^2 <= (gamma S2 G2)^2 for every k
+            bound = theory.evaluate(theory.CONSENSUS_BOUND_L2, gamma=r["gamma"], S2=S2, G2=G2, delta=1.0)
+            ratio = r["consensus_w2_max"] / bound
+            tau_worst = max(tau_worst, ratio)
+            verdicts.append("pass" if ratio <= 1 else "fail")
+        worst = max(worst, tau_worst)
+        K = Ks[-1]
+        r, r0 = get[K, tau], get[K, cfg.taus[0]]
+        meas = float(np.mean(r["consensus"]) / np.mean(r0["consensus"]))
+        S20 = d["products"][str(cfg.taus[0])]["S2"]
+        pred = None
+        if S2 and S20 and r.get("G2sq") and r0.get("G2sq") and math.isfinite(S2) and math.isfinite(S20):
+            pred = float((S2 / S20) ** 2 * r["G2sq"] / r0["G2sq"])
+        growth[str(tau)] = {"measured": meas, "bound": pred, "S2": S2}
+        parts.append(f"tau={tau}: S2 = {_f(S2)}, worst max_k Xi^k / bound over K = {tau_worst:.3g}; consensus "
+                     f"average x{meas:.3g} of tau={cfg.taus[0]} at K={K} (the bound's factor x{_f(pred)})")
+    short = ", ".join(f"{t}: x{g['measured']:.2f} (bound x{_f(g['bound'])})" for t, g in growth.items())
+    return dict(verdict=_combine(verdicts), measured=f"max ratio {worst:.3g}; growth by tau {short}",
+                predicted="<= 1", detail="; ".join(parts) + "; S2 from dense products of the augmented matrices "
+                "(random delays: the run's realisation, sampled starts)", extra={"slack": worst, "growth": growth})
+
+
+def _series(runs, key, Ks):
+    get = {r["K"]: r for r in runs}
+    return np.array([get[K][key] for K in Ks]).T  # (R, len(Ks))
+
+
+def check_topologies(cfg, data):
+    """Topology enters only higher-order terms: the log of the stationarity ratio of each compared
+    schedule to the exponential graph tends to 0 as K -> oo (paired by replica; K^-1/2 and K^-1
+    correction terms)."""
+    tp = data["topologies"]
+    Ks = list(cfg.topology_Ks)
+    ref = tp["schedules"][tp["reference"]]
+    B = _series(ref["runs"], "stationarity", Ks)
+    verdicts, parts, short, tests = [], [], [], {}
+    for label, sch in tp["schedules"].items():
+        if label in (tp["reference"], tp["more_peers"]):
+            continue
+        Y = np.log(_series(sch["runs"], "stationarity", Ks) / B)
+        t = rates.test_limit(np.asarray(Ks, float), Y, predicted=0.0, delta=RATE_DELTA, omega=RATIO_OMEGAS)
+        tests[label] = t
+        verdicts.append(t.verdict)
+        c = np.exp(np.log(_series(sch["runs"], "consensus", Ks) / _series(ref["runs"], "consensus", Ks)).mean(0))
+        parts.append(f"{label}/exponential stationarity ratio by K " + ", ".join(
+            f"{K}: {v:.3f}" for K, v in zip(Ks, np.exp(Y.mean(0)))) + f"; log-ratio limit {t}; consensus ratio "
+            f"x{c[-1]:.3g} at K={Ks[-1]} (S2 {_f(sch['S2'])} vs {_f(ref['S2'])}; q {_f(sch['q'])} vs {_f(ref['q'])})")
+        short.append(f"{label} {math.exp(t.exponent):.3f}")
+    return dict(verdict=_combine(verdicts), measured="ratio limit " + ", ".join(short),
+                predicted=f"1 (log within +- {RATE_DELTA:g})", detail="; ".join(parts),
+                extra={"per_schedule": {k: t.to_dict() for k, t in tests.items()}})
+
+
+def check_peers(cfg, data):
+    """One more peer per step: the consensus constant S2 and the consensus average improve (log
+    ratio limit below 0), the stationarity ratio tends to 1 (same leading term); q is reported."""
+    tp = data["topologies"]
+    Ks = list(cfg.topology_Ks)
+    a, b = tp["schedules"][tp["reference"]], tp["schedules"][tp["more_peers"]]
+    x = np.asarray(Ks, float)
+    S = np.log(_series(b["runs"], "stationarity", Ks) / _series(a["runs"], "stationarity", Ks))
+    C = np.log(_series(b["runs"], "consensus", Ks) / _series(a["runs"], "consensus", Ks))
+    ts = rates.test_limit(x, S, predicted=0.0, delta=RATE_DELTA, omega=RATIO_OMEGAS)
+    # "improves": the limit of the log consensus ratio lies below 0 (an upper bound at 0)
+    tc = rates.test_limit(x, C, predicted=-RATE_DELTA, delta=RATE_DELTA, omega=RATIO_OMEGAS, bound_only=True)
+    s2_ok = None if a["S2"] is None or b["S2"] is None else b["S2"] < a["S2"]
+    verdicts = [ts.verdict, tc.verdict, "inconclusive" if s2_ok is None else ("pass" if s2_ok else "fail")]
+    qa, qb = a.get("q_exact") if a.get("q_exact") is not None else a.get("q_lyapunov"), \
+        b.get("q_exact") if b.get("q_exact") is not None else b.get("q_lyapunov")
+    q_note = ""
+    if qa is not None and qb is not None:
+        q_note = (f"; q (exact or Lyapunov) {qa:.4g} -> {qb:.4g}: " + ("improves" if qb < qa else
+                  "does NOT improve (reported, not a criterion: with one peer the exponential graph averages "
+                  "exactly in log2(n) steps when n is a power of 2, q = 0)"))
+    detail = (f"{tp['more_peers']} vs exponential ({cfg.peers} peer(s)): stationarity ratio by K "
+              + ", ".join(f"{K}: {v:.3f}" for K, v in zip(Ks, np.exp(S.mean(0)))) + f"; log-ratio limit {ts}; "
+              f"consensus ratio by K " + ", ".join(f"{K}: {v:.3f}" for K, v in zip(Ks, np.exp(C.mean(0))))
+              + f"; log consensus-ratio limit {tc}; S2 {_f(a['S2'])} -> {_f(b['S2'])}" + q_note)
+    return dict(verdict=_combine(verdicts),
+                measured=f"stationarity ratio limit {math.exp(ts.exponent):.3f}; consensus x{math.exp(tc.exponent):.3f}; "
+                f"S2 {_f(a['S2'])} -> {_f(b['S2'])}",
+                predicted=f"stationarity 1 (log +- {RATE_DELTA:g}); consensus and S2 smaller", detail=detail,
+                extra={"stationarity": ts.to_dict(), "consensus": tc.to_dict(), "S2": [a["S2"], b["S2"]],
+                       "q": [qa, qb]})
+
+
+def check_scaling(cfg, data):
+    """The consensus average is a quadratic form of the driving noise and heterogeneity: scaling
+    both by s multiplies it by s^2 in the limit, and the two contributions add (the cross term
+    vanishes): log ratios paired by replica, extrapolated as K -> oo."""
+    sc = data["scaling"]
+    Ks = list(cfg.scaling_Ks)
+    x = np.asarray(Ks, float)
+    get = {k: _series(v["runs"], "consensus", Ks) for k, v in sc["settings"].items()}
+    s2 = sc["factor"] ** 2
+    B = get["base"]
+    joint = np.log(get["both"] / B)
+    add = get["noise"] + get["heterogeneity"] - B
+    if np.any(add <= 0):
+        return dict(verdict="fail", measured="noise + heterogeneity - base <= 0", predicted=f"{s2:g}",
+                    detail="the separate contributions do not add up to a positive consensus average")
+    add = np.log(add / B)
+    tj = rates.test_limit(x, joint, predicted=math.log(s2), delta=RATE_DELTA, omega=RATIO_OMEGAS)
+    ta = rates.test_limit(x, add, predicted=math.log(s2), delta=RATE_DELTA, omega=RATIO_OMEGAS)
+    rn = np.exp(np.log(get["noise"] / B).mean(0))
+    rh = np.exp(np.log(get["heterogeneity"] / B).mean(0))
+    # the shares of noise and heterogeneity at the largest K, from the separate scalings
+    a_n, a_h = (rn[-1] - 1) / (s2 - 1), (rh[-1] - 1) / (s2 - 1)
+    detail = (f"{sc['schedule']}, sigma and heterogeneity scaled by {sc['factor']:g} (zeta^2, sigma^2 x{s2:g}): "
+              "both: ratio by K " + ", ".join(f"{K}: {v:.3f}" for K, v in zip(Ks, np.exp(joint.mean(0))))
+              + f"; limit {tj}; additivity (noise + heterogeneity - base)/base: limit {ta}; noise alone x{rn[-1]:.3f}, "
+              f"heterogeneity alone x{rh[-1]:.3f} at K={Ks[-1]} (shares {a_n:.2f} noise, {a_h:.2f} heterogeneity); the "
+              f"bound (b2) is (gamma S2 G2/delta)^2 with G2^2 ~ sigma^2 + zeta^2 at a stationary point: x{s2:g} too")
+    return dict(verdict=_combine([tj.verdict, ta.verdict]),
+                measured=f"both x{math.exp(tj.exponent):.3f}, additive x{math.exp(ta.exponent):.3f}",
+                predicted=f"x{s2:g} (log +- {RATE_DELTA:g})", detail=detail,
+                extra={"joint": tj.to_dict(), "additive": ta.to_dict(), "shares": [a_n, a_h]})
+
+
+def _iterations_to(logK, logS, level):
+    """log K at which log S (decreasing along logK) reaches ``level``: linear interpolation in
+    log-log on the first segment that brackets it; below or above the ladder, the end segment
+    extended."""
+    m = len(logS)
+    for i in range(m - 1):
+        if logS[i] >= level >= logS[i + 1] or logS[i] <= level <= logS[i + 1]:
+            break
+    else:
+        i = 0 if level > max(logS[0], logS[-1]) else m - 2
+    if logS[i + 1] == logS[i]:
+        return float(logK[i])
+    return float(logK[i] + (level - logS[i]) * (logK[i + 1] - logK[i]) / (logS[i + 1] - logS[i]))
+
+
+def check_complexity(cfg, data):
+    """Linear speedup as iteration complexity: the iterations K_n(eps) to reach a stationarity level
+    eps fall like 1/n. Levels eps_j: the geometric mean over n of the replica-mean stationarity at
+    budget T_j = n K; per replica, K_n(eps_j) by log-log interpolation along each n's ladder; the
+    slope of log K_n(eps_j) in log n, extrapolated as T_j -> oo (K^-1/2 correction)."""
+    cx = data["complexity"]
+    ns, Ts = cx["ns"], cx["budgets"]
+    get = {(r["n"], r["budget"]): np.log(np.asarray(r["stationarity"], float)) for r in cx["runs"]}
+    R = len(next(iter(get.values())))
+    levels = [float(np.mean([get[n, T].mean() for n in ns])) for T in Ts]
+    u = np.log(np.asarray(ns, float))
+    uc = u - u.mean()
+    E = np.empty((R, len(Ts)))
+    for j, lev in enumerate(levels):
+        LK = np.empty((R, len(ns)))
+        for i, n in enumerate(ns):
+            logK = np.log(np.array([T // n for T in Ts], float))
+            Y = np.array([get[n, T] for T in Ts]).T  # (R, len(Ts))
+            LK[:, i] = [_iterations_to(logK, Y[r], lev) for r in range(R)]
+        E[:, j] = (LK - LK.mean(axis=1, keepdims=True)) @ uc / float(uc @ uc)
+    t = rates.test_limit(np.asarray(Ts, float), E, predicted=-1.0, delta=RATE_DELTA, omega=RATE_OMEGA)
+    detail = (f"exponential graph, n = {', '.join(map(str, ns))}, budgets T = nK = {', '.join(map(str, Ts))}: levels "
+              + ", ".join(f"{math.exp(v):.3g}" for v in levels) + "; slope of log K_n(eps) in log n by level "
+              + ", ".join(f"{v:.3f}" for v in E.mean(0)) + f"; limit {t}")
+    return dict(verdict=t.verdict, measured=f"{t.exponent:.3f} [{t.ci_low:.3f}, {t.ci_high:.3f}]",
+                predicted=f"-1 +- {RATE_DELTA:g}", detail=detail,
+                extra={"exponent": t.exponent, "interval": [t.ci_low, t.ci_high], "test": t.to_dict(),
+                       "levels": [math.exp(v) for v in levels]})
 
 
 def check_mixing_constants(cfg, data):
@@ -1192,7 +1525,7 @@ CLAIMS = (
     Claim("mass-conservation",
           "THEORY.md sections 2-3: xbar^{k+1} = xbar^k - (gamma/n) sum_i g_i (mass in flight included); "
           "weights sum to n",
-          ("rates", "speedup", "descent", "delays", "baselines", "theorem"),
+          ("rates", "speedup", "descent", "delays", "baselines", "theorem", "topologies", "scaling", "complexity"),
           "max mass and weight error over every SGP run, over 64 eps K n scale",
           "pass iff every mass and weight error is within 64 eps K n scale (round-off)",
           _c("message-loss", "0.1% of messages lost in flight (the sender does not keep the share)", ("rates",),
@@ -1207,6 +1540,65 @@ CLAIMS = (
           _c("message-loss", "0.1% of the delayed runs' messages lost in flight (tau = 0 reference intact)",
              ("delays",), loss=0.001),
           check_delays),
+    Claim("delay-rate",
+          "tau-OSGP: the stationarity average decays like K^-1/2 for every tau (random delays up to tau)",
+          ("delays",), "extrapolated exponent in K of the stationarity average per tau in taus (> 0), on the K of Ks",
+          f"pass iff, for every tau, the 95% interval lies in -1/2 +- {RATE_DELTA}; fail iff outside, or the local "
+          "slopes recede from the band; inconclusive otherwise (as for stationarity-rate)",
+          _c("constant-step", "gamma = sqrt(n/K_min) at every K instead of sqrt(n/K)", ("delays",), step="constant"),
+          check_delay_rate),
+    Claim("delay-consensus",
+          "tau-OSGP: the consensus error stays within the derived bound (b2) for every tau, the delays entering "
+          "through the product constant S2 of the augmented schedule",
+          ("delays",), "max over k of E[Xi^k] delta_k^2 / (gamma S2(tau) G2)^2 (delta_k: the weight floor of step k), "
+          "each run; growth of the consensus average with tau beside the bound's",
+          "pass iff the ratio is <= 1 in every run of every tau (S2 from the augmented schedule, G2 and delta_k "
+          "from the run)",
+          _c("no-debias", "push-sum without de-biasing (z = x) on the delayed runs (delays move the weights)",
+             ("delays",), debias=False),
+          check_delay_consensus),
+    Claim("topology-ratio",
+          "Theorem 1: the topology enters only higher-order terms: the stationarity average on another schedule "
+          "over that on the exponential graph tends to 1",
+          ("topologies",), "log of the stationarity ratio to the exponential graph, paired by replica, at each K "
+          "of topology_Ks, extrapolated to K -> oo with K^-1/2 and K^-1 correction terms",
+          f"pass iff, for every compared schedule, the 95% interval of the limit lies in 0 +- {RATE_DELTA}; fail "
+          "iff outside, or the ratios recede from 1; inconclusive otherwise",
+          _c("shared-noise", "on the compared schedules, gradient noise of the declared variance common to all "
+             "nodes (workers seeded alike; the reference intact): the leading term changes", ("topologies",),
+             shared_noise=True),
+          check_topologies),
+    Claim("peers",
+          "One more peer per step improves mixing (the consensus constant and the consensus error) and leaves the "
+          "leading stationarity term unchanged",
+          ("topologies",), "log ratios (more peers / fewer) of the stationarity and consensus averages, paired "
+          "by replica, extrapolated to K -> oo; S2 of both schedules; q reported",
+          f"pass iff the stationarity limit's 95% interval lies in 0 +- {RATE_DELTA}, the consensus limit's interval "
+          "lies below 0 and S2 is smaller; fail iff either limit's interval lies on the wrong side or S2 is "
+          "larger; inconclusive otherwise",
+          _c("shared-noise", "on the compared schedules, gradient noise of the declared variance common to all "
+             "nodes (workers seeded alike; the reference intact): the leading term changes", ("topologies",),
+             shared_noise=True),
+          check_peers),
+    Claim("consensus-scaling",
+          "The consensus error is driven by the gradient noise and the heterogeneity: O(gamma^2 (sigma^2 + "
+          "zeta^2)) (bound b2 with G2^2 ~ sigma^2 + zeta^2): scaling sigma and zeta by s scales it by s^2",
+          ("scaling",), "log ratios of the consensus average (both scaled / base; noise-scaled + heterogeneity-"
+          "scaled - base over base), paired by replica, extrapolated to K -> oo with K^-1/2 and K^-1 terms",
+          f"pass iff both limits' 95% intervals lie in log(s^2) +- {RATE_DELTA}; fail iff either lies outside; "
+          "inconclusive otherwise",
+          _c("no-debias", "push-sum without de-biasing (z = x) on a schedule whose weights move", ("scaling",),
+             debias=False),
+          check_scaling),
+    Claim("iteration-complexity",
+          "Linear speedup as iteration complexity: the iterations to reach a stationarity level fall like 1/n",
+          ("complexity",), "slope in log n of log K_n(eps) (log-log interpolation along each n's ladder of budgets "
+          "T = nK), at levels eps set by the budgets, extrapolated as T -> oo with a T^-1/2 term",
+          f"pass iff the 95% interval of the limit lies in -1 +- {RATE_DELTA}; fail iff outside; inconclusive "
+          "otherwise",
+          _c("shared-noise", "gradient noise of the declared variance common to all nodes (workers seeded alike)",
+             ("complexity",), shared_noise=True),
+          check_complexity),
     Claim("mixing-constants",
           "Assumption 3 and the product lemma: column-stochastic, positive self-weights, B-strongly connected; "
           "|P^(k:s)_ij - phi_i| <= C q^(k-s)",
@@ -1246,6 +1638,8 @@ def _run_experiments(cfg, seed, keys, variant=NONE, progress=None, base=None):
             # a run that blows up is a finding about the setting (step size, weight floor), not a
             # user mistake: every check that needs this experiment is inconclusive and says why
             data[key] = {"error": str(exc)}
+        except NotApplicable as exc:
+            data[key] = {"error": str(exc), "not_applicable": True}
             if progress:
                 progress(f"{key}: diverged")
     return data
@@ -1278,14 +1672,36 @@ def exp_weights(cfg, seed, variant=NONE, progress=None):
 
 
 EXPERIMENTS = {"mixing": exp_mixing, "rates": exp_rates, "speedup": exp_speedup, "descent": exp_descent,
-               "delays": exp_delays, "baselines": exp_baselines, "weights": exp_weights}
-EXPERIMENT_ORDER = ("mixing", "rates", "speedup", "descent", "theorem", "delays", "baselines", "weights")
+               "delays": exp_delays, "baselines": exp_baselines, "topologies": exp_topologies,
+               "scaling": exp_scaling, "complexity": exp_complexity, "weights": exp_weights}
+EXPERIMENT_ORDER = ("mixing", "rates", "speedup", "descent", "theorem", "delays", "baselines", "topologies",
+                    "scaling", "complexity", "weights")
+
+
+def _control_data(key, main, ctl):
+    """A control unit's data completed with what it shares with the main run: the delay
+    experiment's tau = 0 reference and product constants, the topology experiment's reference
+    schedule and every schedule's constants (the departures leave them unchanged)."""
+    if "error" in main or "error" in ctl:
+        return ctl
+    if key == "delays":
+        ref = [r for r in main["runs"] if r["tau"] == 0]
+        return {**ctl, "runs": ref + ctl["runs"], "products": main["products"]}
+    if key == "topologies":
+        sch = {lab: {**{k: v for k, v in m.items() if k != "runs"}, **ctl["schedules"].get(lab, {"runs": m["runs"]})}
+               for lab, m in main["schedules"].items()}
+        return {**ctl, "schedules": sch}
+    return ctl
 
 
 def _evaluate(claim, cfg, data):
     errors = [f"{k}: {data[k]['error']}" for k in claim.experiments if k in data and "error" in data[k]]
     if claim.name == "theorem1-bound" and "error" in data.get("mixing", {}):
         errors.append(f"mixing: {data['mixing']['error']}")
+    na = [f"{k}: {data[k]['error']}" for k in claim.experiments if data.get(k, {}).get("not_applicable")]
+    if na:
+        return dict(verdict="inconclusive", measured="not applicable to this setting", predicted="-",
+                    detail="; ".join(na))
     if errors:
         return dict(verdict="inconclusive", measured="a run diverged", predicted="-",
                     detail="; ".join(errors) + " (outside the step-size regime of the analysis: see the effective "
@@ -1394,7 +1810,8 @@ def run_suite(config=QUICK, seed=0, progress=None, controls=False, only=None, wo
         if controls:
             ctl = claim.control
             cdata = dict(data)
-            cdata.update({k: results[(k, ctl.variant)] for k in ctl.experiments})
+            cdata.update({k: _control_data(k, data[k], results[(k, ctl.variant)]) if k in data
+                          else results[(k, ctl.variant)] for k in ctl.experiments})
             cres = _evaluate(claim, config, cdata)
             chk = dataclasses.replace(chk, control={
                 "name": ctl.name, "description": ctl.description, "verdict": cres["verdict"],
@@ -1477,10 +1894,27 @@ def validate_config(cfg):
     check_int("rate_replicas", cfg.rate_replicas, min_value=3)
     check_int("speedup_replicas", cfg.speedup_replicas, min_value=3)
     check_int("delay_replicas", cfg.delay_replicas, min_value=3)
-    for name in ("Ks", "speedup_ns", "speedup_Ks"):
+    for name in ("topology_replicas", "scaling_replicas", "complexity_replicas"):
+        check_int(name, getattr(cfg, name), min_value=3)
+    for name in ("Ks", "speedup_ns", "speedup_Ks", "delay_Ks", "baseline_Ks", "topology_Ks", "scaling_Ks",
+                 "complexity_ns", "complexity_budgets"):
         v = getattr(cfg, name)
         if len(v) < 2 or any(not isinstance(x, int) or x < 1 for x in v) or list(v) != sorted(set(v)):
             raise ValueError(f"{name} must be at least 2 increasing positive integers, got {list(v)}")
+    t = cfg.taus
+    if (not t or any(not isinstance(x, int) or x < 0 for x in t) or list(t) != sorted(set(t)) or t[0] != 0
+            or len(t) < 2):
+        raise ValueError(f"taus must be increasing integers >= 0 starting with 0 (the undelayed reference) and "
+                         f"at least one delay, got {list(t)}")
+    small = [(n, T) for n in cfg.complexity_ns for T in cfg.complexity_budgets if T // n < 2]
+    if small:
+        raise ValueError(f"complexity_budgets must give every n of complexity_ns at least 2 iterations (T // n >= 2), "
+                         f"got T = {small[0][1]} for n = {small[0][0]}")
+    sf = cfg.scaling_factor
+    if isinstance(sf, bool) or not isinstance(sf, (int, float)) or not math.isfinite(sf) or sf <= 0 or sf == 1:
+        raise ValueError(f"scaling_factor must be a finite number > 0 other than 1, got {sf!r}")
+    for tname in cfg.compare_topologies:
+        resolve_topology(tname, cfg)(cfg.n, 0)
     if not cfg.topologies:
         raise ValueError("topologies must name at least one schedule, got none")
     for t in cfg.topologies:
