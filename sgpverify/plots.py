@@ -22,6 +22,8 @@ FIGURES = (
     "pushsum_weights",
     "mixing_heatmaps",
     "mixing_constants",
+    "topologies",
+    "iteration_complexity",
 )
 
 
@@ -167,6 +169,56 @@ def delays(data, path):
     return _save(fig, path)
 
 
+def topologies(data, path):
+    """Stationarity and consensus ratios to the exponential graph against K (topology and peers)."""
+    plt = _plt()
+    tp = data["topologies"]
+    ref = {r["K"]: r for r in tp["schedules"][tp["reference"]]["runs"]}
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    for label, sch in tp["schedules"].items():
+        if label == tp["reference"]:
+            continue
+        Ks = [r["K"] for r in sch["runs"]]
+        st = [np.exp(np.mean(np.log(np.asarray(r["stationarity"]) / ref[r["K"]]["stationarity"]))) for r in sch["runs"]]
+        cs = [np.exp(np.mean(np.log(np.asarray(r["consensus"]) / ref[r["K"]]["consensus"]))) for r in sch["runs"]]
+        ax.plot(Ks, st, "o-", label=label)
+        ax2.plot(Ks, cs, "o-", label=f"{label} (S2 {sch.get('S2') or float('nan'):.3g})")
+    ax.axhline(1.0, color="gray", lw=0.8)
+    for a in (ax, ax2):
+        a.set_xscale("log")
+        a.set_xticks(Ks, [str(K) for K in Ks])
+        a.minorticks_off()
+    ax.set(xlabel="K", ylabel="stationarity / exponential", title="Topology: leading term ratio")
+    ax2.set(yscale="log", xlabel="K", ylabel="consensus / exponential",
+            title="Topology and peers: consensus ratio")
+    ax.legend(fontsize=8)
+    ax2.legend(fontsize=7)
+    return _save(fig, path)
+
+
+def iteration_complexity(data, path):
+    """Iterations to reach each stationarity level against n (log-log interpolation per n)."""
+    from .suite import _iterations_to
+
+    plt = _plt()
+    cx = data["complexity"]
+    ns, Ts = cx["ns"], cx["budgets"]
+    mean = {(r["n"], r["budget"]): float(np.mean(np.log(r["stationarity"]))) for r in cx["runs"]}
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for j, T in enumerate(Ts):
+        lev = float(np.mean([mean[n, T] for n in ns]))
+        ks = [np.exp(_iterations_to(np.log([T2 // n for T2 in Ts]), np.array([mean[n, T2] for T2 in Ts]), lev))
+              for n in ns]
+        ax.plot(ns, ks, "o-", color=f"C{j}", label=f"eps = {np.exp(lev):.3g}")
+        ax.plot(ns, ks[0] * (np.asarray(ns, float) / ns[0]) ** -1.0, color=f"C{j}", lw=0.6, ls=":")
+    ax.set(xscale="log", yscale="log", xlabel="nodes n", ylabel="iterations K_n(eps)",
+           title="Iterations to a stationarity level (dotted: slope -1)")
+    ax.set_xticks(ns, [str(n) for n in ns])
+    ax.minorticks_off()
+    ax.legend(fontsize=7)
+    return _save(fig, path)
+
+
 def graph_families(data, path):
     plt = _plt()
     fam = data["mixing"]["families"]
@@ -275,6 +327,8 @@ NEEDS = {
     "pushsum_weights": ("weights",),
     "mixing_heatmaps": (),
     "mixing_constants": ("constants",),
+    "topologies": ("topologies",),
+    "iteration_complexity": ("complexity",),
 }
 
 
@@ -284,7 +338,8 @@ def render(name, data, path):
         return mixing_heatmaps(path)
     funcs = {"stationarity_vs_K": stationarity_vs_K, "speedup_vs_n": speedup_vs_n, "consensus_vs_K": consensus_vs_K,
              "delays": delays, "graph_families": graph_families, "pushsum_weights": pushsum_weights,
-             "mixing_constants": mixing_constants}
+             "mixing_constants": mixing_constants, "topologies": topologies,
+             "iteration_complexity": iteration_complexity}
     if name not in funcs:
         raise ValueError(f"figure must be one of {', '.join(FIGURES)}, got {name!r}")
     return funcs[name](data, path)
