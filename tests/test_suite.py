@@ -321,3 +321,39 @@ def test_workers_give_the_same_bits_as_serial():
 def test_full_suite():
     res = suite.run_suite(suite.FULL, seed=0)
     assert all(c.verdict != "fail" for c in res.checks), [(c.name, c.verdict, c.measured) for c in res.checks]
+
+
+def test_new_claims_follow_from_the_raw_data(quick):
+    """delay-rate, delay-consensus, consensus-scaling and peers recomputed from the raw runs."""
+    by = {c.name: c for c in quick.checks}
+    cfg = suite.QUICK
+    d = quick.data["delays"]
+    get = {(r["K"], r["tau"]): r for r in d["runs"]}
+    assert sorted({r["K"] for r in d["runs"]}) == sorted(set(cfg.Ks) | set(cfg.delay_Ks))
+    worst = None
+    for tau in (1, 2, 4):
+        Y = np.array([get[K, tau]["stationarity"] for K in cfg.Ks]).T
+        t = rates.test_exponent(list(cfg.Ks), Y, predicted=-0.5, delta=suite.RATE_DELTA, omega=suite.RATE_OMEGA)
+        got = by["delay-rate"].extra["per_schedule"][f"tau={tau}"]
+        assert got["exponent"] == pytest.approx(t.exponent, rel=1e-12) and got["verdict"] == t.verdict
+    for tau in cfg.taus:
+        S2 = d["products"][str(tau)]["S2"]
+        for K in sorted({r["K"] for r in d["runs"]}):
+            r = get[K, tau]
+            ratio = r["consensus_w2_max"] / (r["gamma"] * S2) ** 2 / r["G2sq"]
+            worst = ratio if worst is None else max(worst, ratio)
+            # delta_k = min_i w_i^k <= 1 (the real weights sum to at most n): E Xi^k delta_k^2 <= max_k E Xi^k
+            assert r["consensus_w2_max"] <= r["consensus_max"] * (1 + 1e-12)
+    assert by["delay-consensus"].extra["slack"] == pytest.approx(worst, rel=1e-9)
+    sc = quick.data["scaling"]["settings"]
+    j = np.log(np.array([r["consensus"] for r in sc["both"]["runs"]]) /
+               np.array([r["consensus"] for r in sc["base"]["runs"]])).T
+    t = rates.test_limit(np.asarray(cfg.scaling_Ks, float), j, predicted=math.log(4), delta=suite.RATE_DELTA,
+                         omega=suite.RATIO_OMEGAS)
+    assert by["consensus-scaling"].extra["joint"]["exponent"] == pytest.approx(t.exponent, rel=1e-12)
+    # the scaled problems declare the scaled constants
+    assert sc["both"]["sigma2"] == pytest.approx(4 * sc["base"]["sigma2"])
+    assert sc["both"]["zeta2"] == pytest.approx(4 * sc["base"]["zeta2"])
+    tp = quick.data["topologies"]["schedules"]
+    assert set(tp) == {"exponential", "exponential, 2 peers", "ring-bidir", "erdos-renyi"}
+    assert by["peers"].extra["S2"] == [tp["exponential"]["S2"], tp["exponential, 2 peers"]["S2"]]
