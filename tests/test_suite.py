@@ -306,7 +306,9 @@ def test_cli_run_prints_exponent_tests(tmp_path, capsys):
 
 SMALL = dict(Ks=(64, 128, 256), rate_replicas=4, replicas=4, speedup_ns=(4, 8), speedup_Ks=(128, 256),
              speedup_replicas=4, delay_Ks=(64, 128, 256), delay_replicas=4, baseline_Ks=(64, 128, 256),
-             descent_Ks=(128,), theorem_K_cap=300, mixing_horizon=40, bound_horizon=40, n=8)
+             descent_Ks=(128,), theorem_K_cap=300, mixing_horizon=40, bound_horizon=40, n=8,
+             topology_Ks=(64, 128, 256), topology_replicas=4, scaling_Ks=(64, 128, 256), scaling_replicas=4,
+             complexity_ns=(2, 4), complexity_budgets=(64, 128, 256), complexity_replicas=4)
 
 
 def test_workers_give_the_same_bits_as_serial():
