@@ -158,14 +158,27 @@ class _CSR:
         return fmt((self.data, self.indices, self.indptr), shape=self.shape)
 
 
+class _Split:
+    """The gossip of one step without delays: diagonal ``diag`` (n,) and the
+    off-diagonal messages ``off`` (CSR/CSC). ``keeps_ones``: whether the
+    weight gossip maps an all-ones weight array to exactly 1 again (None until
+    measured; cached with the step, so a periodic doubly stochastic schedule
+    measures it once per step of the period and then skips the weight gossip)."""
+
+    __slots__ = ("diag", "off", "keeps_ones")
+
+    def __init__(self, diag, off):
+        self.diag, self.off, self.keeps_ones = diag, off, None
+
+
 class _Mixer:
     """The gossip matrices of each iteration, split by message delay.
 
-    ``step(k)`` returns ``(parts, split)``. With delays, ``parts[r]`` is the
-    CSR matrix of the messages of delay r (``parts[0]`` also holds the
-    diagonal, the self share). Without delays ``split = (diagonal,
-    off-diagonal CSR)`` lets the gossip write ``diag * Y`` and add the
-    messages, with no zeroing pass. A topology with push weights is turned
+    ``step(k)`` returns ``(parts, split, lost)``. With delays, ``parts[r]`` is
+    the CSR matrix of the messages of delay r (``parts[0]`` also holds the
+    diagonal, the self share). Without delays ``split`` (a :class:`_Split`:
+    diagonal and off-diagonal CSR) lets the gossip write ``diag * Y`` and add
+    the messages, with no zeroing pass. A topology with push weights is turned
     into CSR arrays straight from its edges (``P[i, j] = 1/(outdeg_j + 1)``,
     the same matrix as :func:`sgpverify.mixing.push_matrix`); other schedules
     go through their scipy matrices. Periodic schedules whose delays cannot
@@ -220,7 +233,7 @@ class _Mixer:
             src, dst, vals = src[keep], dst[keep], vals[keep]
             d = d[keep] if d is not None else None
         if self.tau == 0:
-            out = (None, (diag, build(n, dst, src, vals)), lost_share)
+            out = (None, _Split(diag, build(n, dst, src, vals)), lost_share)
         else:
             idx = np.arange(n)
             # the self share (never delayed) arrives with the delay-0 messages
@@ -449,90 +462,134 @@ def simulate(
     ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     rngs = [np.random.default_rng(s) for s in ss.spawn(R)]
 
-    rec = {k: [] for k in ("iterations",) + Trace.SERIES}
-    step_sq = []
-    # weights that stay exactly 1 (doubly stochastic, no delay): z = x, no division
-    w_may_be_one = tau == 0
+    T = (n_iter + record_every - 1) // record_every + 1  # records at k = 0, e, 2e, ... < K, and at K
+    iterations = np.empty(T, dtype=np.int64)
+    ser = {name: np.empty((T, R)) for name in Trace.SERIES}
+    step_sq = np.empty((T - 1, R))
+    z_history = []
+    # lost_x / lost_w stay zero unless the topology loses messages: their series are 0
+    lossy = mixer is not None and mixer.topo is not None and mixer.topo.loses_messages
+    if not lossy:
+        ser["mass_lost"][...] = 0.0
+        ser["weight_lost"][...] = 0.0
+    if not track_mass:
+        ser["mass_error"][...] = np.nan
     ones = np.ones(n)
     lost_x = np.zeros((R, d))  # numerator mass lost in flight (message loss)
     lost_w = np.zeros(R)
     w_low = 1.0  # smallest weight of a real node when a gradient was taken
     alarm = _WEIGHT_ALARM  # next weight level that triggers the connectivity check
     last_record = [0]
+    n_rec = [0]
+    # consensus of small states in one block with preallocated temporaries (the
+    # same operations, in the same order, as metrics.consensus)
+    small = n * R * d <= metrics._CHUNK_ELEMS
+    D = np.empty_like(X) if small else None
+    sq = np.empty((n, R)) if small else None
+    G_buf = np.empty_like(X) if R > 1 else None
+    # weights that stay exactly 1 (doubly stochastic, no delay): z = x, no division
+    st.w_ones = push and tau == 0 or not push
 
     def record(k):
+        i = n_rec[0]
+        n_rec[0] += 1
         X, w = st.X, st.w
-        _check_finite(X, w, k, gamma, problem, last_record[0], w_low)
-        last_record[0] = k
         in_flight = push and len(st.inbox) > 1  # with tau = 0 the single slot is empty here
         tot = metrics.total(X, st.inbox if in_flight else ())
-        tot_w = metrics.total(w, st.inbox_w if in_flight else ())
+        w_ones = st.w_ones  # every weight exactly 1 (then tau = 0: none in flight)
+        tot_w = None if w_ones else metrics.total(w, st.inbox_w if in_flight else ())
+        # a non-finite entry makes its sum non-finite: the full scan only then
+        if not math.isfinite(tot.sum() if w_ones else tot.sum() + tot_w.sum()):
+            _check_finite(X, w, k, gamma, problem, last_record[0], w_low)
+        last_record[0] = k
         xbar = tot / n  # (R, d)
-        if debias:
-            np.divide(X, w[:, :, None], out=Z)
-        else:  # the broken variant outputs the numerators themselves
-            Z[...] = X
-        rec["iterations"].append(k)
-        rec["consensus"].append(metrics.consensus(Z, xbar))
-        rec["grad_norm_sq"].append(np.sum(np.asarray(problem.full_grad(xbar), dtype=float) ** 2, axis=-1))
-        rec["value"].append(np.asarray(problem.value(xbar), dtype=float))
-        if track_mass:
-            rec["mass_error"].append(np.max(np.abs(tot - (mass0 - gamma * applied)), axis=-1))
+        if w_ones or not debias:  # x / 1 is x, bit for bit; the broken variant outputs x itself
+            Zr = X
         else:
-            rec["mass_error"].append(np.full(R, np.nan))
-        rec["weight_error"].append(np.abs(tot_w - n))
-        rec["weight_min"].append(w.min(axis=0))
-        rec["weight_max"].append(w.max(axis=0))
-        rec["mass_lost"].append(np.max(np.abs(lost_x), axis=-1))
-        rec["weight_lost"].append(lost_w.copy())
-        if record_states and (len(rec["iterations"]) - 1) % state_every == 0:
-            rec.setdefault("z_history", []).append(Z.transpose(1, 0, 2).copy())
+            np.divide(X, w[:, :, None], out=Z)
+            Zr = Z
+        iterations[i] = k
+        if small:
+            np.subtract(Zr, xbar, out=D)
+            np.multiply(D, D, out=D)
+            np.sum(D, axis=-1, out=sq)
+            np.divide(metrics._sum_rows(sq), n, out=ser["consensus"][i])
+        else:
+            ser["consensus"][i] = metrics.consensus(Zr, xbar)
+        ser["grad_norm_sq"][i] = np.sum(np.asarray(problem.full_grad(xbar), dtype=float) ** 2, axis=-1)
+        ser["value"][i] = np.asarray(problem.value(xbar), dtype=float)
+        if track_mass:
+            ser["mass_error"][i] = np.max(np.abs(tot - (mass0 - gamma * applied)), axis=-1)
+        if w_ones:  # the sum of n ones is n exactly
+            ser["weight_error"][i] = 0.0
+            ser["weight_min"][i] = 1.0
+            ser["weight_max"][i] = 1.0
+        else:
+            ser["weight_error"][i] = np.abs(tot_w - n)
+            ser["weight_min"][i] = w.min(axis=0)
+            ser["weight_max"][i] = w.max(axis=0)
+        if lossy:
+            ser["mass_lost"][i] = np.max(np.abs(lost_x), axis=-1)
+            ser["weight_lost"][i] = lost_w
+        if record_states and i % state_every == 0:
+            z_history.append(Zr.transpose(1, 0, 2).copy())
 
+    fuse = push and _fusable(st, tau, send_before_step)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for k in range(n_iter):
-            if k % record_every == 0:
+            recording = k % record_every == 0
+            if recording:
                 record(k)
             # 1. stochastic gradients at the de-biased points z = x / w
-            if w_may_be_one:  # stays True while every weight is exactly 1
-                w_may_be_one = bool(np.all(st.w == 1.0))
-            if push and not w_may_be_one:
+            if push and not st.w_ones:
                 wmin = float(st.w.min())
                 if wmin < w_low:
                     w_low = wmin
                     if wmin < alarm:
                         alarm = _check_connected(mixer, st.w, k, alarm)
-            if push and not w_may_be_one and debias:
-                np.divide(st.X, st.w[:, :, None], out=Z)
-                G = _gradients(problem, Z, rngs, R)
+                if debias:
+                    np.divide(st.X, st.w[:, :, None], out=Z)
+                    G = _gradients(problem, Z, rngs, R, G_buf)
+                else:
+                    G = _gradients(problem, st.X, rngs, R, G_buf)
             else:
-                G = _gradients(problem, st.X, rngs, R)
+                G = _gradients(problem, st.X, rngs, R, G_buf)
             # 2. local momentum (never communicated)
             if U is not None:
                 U *= beta
                 U += G
                 G = G + beta * U if nesterov else U
-            if track_mass:
-                applied += _node_sum(G, ones)
-                # cheap finiteness test every step (the node sum of the steps is
-                # computed anyway): names the actual iteration of a divergence
-                if not math.isfinite(applied.sum()):
-                    _check_finite_step(st, G, k, gamma, problem, w_low)
-            if k % record_every == 0:
-                step_sq.append(np.einsum("nrd,nrd->r", G, G) / n)
+            if recording:
+                step_sq[k // record_every] = np.einsum("nrd,nrd->r", G, G) / n
             # 3. the step and the gossip
             if push:
                 parts, split, lost = mixer.step(k)
-                # under message loss, the shares lost in flight are accounted
-                _sgp_step(k, st, G, gamma, parts, send_before_step, split, lost, lost_x, lost_w)
-            elif algorithm == "dpsgd":
-                # X <- W X - gamma G (Lian et al.): gradient at the pre-gossip X
-                parts, split, _ = mixer.step(k)
-                _gossip(k, st, parts, mix_weights=False, split=split)
-                _axpy(-gamma, G, st.X)
+                if (fuse and split is not None and lost is None and G.shape == st.X.shape
+                        and G.dtype == np.float64 and G.flags.c_contiguous):
+                    # memory-bound sizes: step, node sum and gossip in one pass by
+                    # column blocks; the old state stays intact until the swap
+                    out = _fused_step(st, G, gamma, split, applied if track_mass else None)
+                    if track_mass and not math.isfinite(applied.sum()):
+                        _check_finite_step(st, G, k, gamma, problem, w_low)
+                    st.X, st.inbox[0] = out, st.X
+                    _gossip_weights(st, split)
+                else:
+                    if track_mass:
+                        _track(applied, G, ones, st, k, gamma, problem, w_low)
+                    # under message loss, the shares lost in flight are accounted
+                    _sgp_step(k, st, G, gamma, parts, send_before_step, split, lost, lost_x, lost_w)
             else:
-                _axpy(-gamma, G, st.X)
-                if algorithm == "allreduce" or (k + 1) % H == 0:
-                    st.X[...] = st.X.mean(axis=0, keepdims=True)
+                if track_mass:
+                    _track(applied, G, ones, st, k, gamma, problem, w_low)
+                if algorithm == "dpsgd":
+                    # X <- W X - gamma G (Lian et al.): gradient at the pre-gossip X
+                    parts, split, _ = mixer.step(k)
+                    _gossip(k, st, parts, mix_weights=False, split=split)
+                    _axpy(-gamma, G, st.X)
+                else:
+                    _axpy(-gamma, G, st.X)
+                    if algorithm == "allreduce" or (k + 1) % H == 0:
+                        st.X[...] = st.X.mean(axis=0, keepdims=True)
             if progress is not None:
                 progress(k)
         record(n_iter)
@@ -552,8 +609,9 @@ def simulate(
         np.divide(X, w[:, :, None], out=Z)
     else:
         Z[...] = X
-    series = {k: np.asarray(v) for k, v in rec.items()}
-    series["step_sq"] = np.asarray(step_sq).reshape(-1, R)
+    series = dict(ser, iterations=iterations, step_sq=step_sq)
+    if record_states:
+        series["z_history"] = np.asarray(z_history)
     xs, ws, zs = X.transpose(1, 0, 2), w.T, Z.transpose(1, 0, 2)
     if R == 1:
         xs, ws, zs = xs[0], ws[0], zs[0]
@@ -592,6 +650,7 @@ class _State:
         self.w = np.ones((n, R))
         self.inbox = [np.zeros_like(X) for _ in range(n_slots)]
         self.inbox_w = [np.zeros((n, R)) for _ in range(n_slots)]
+        self.w_ones = True  # every weight exactly 1 (tracked by the weight gossip)
 
 
 def _gossip(k, st, parts, mix_weights=True, split=None):
@@ -607,16 +666,12 @@ def _gossip(k, st, parts, mix_weights=True, split=None):
     slots = len(st.inbox)
     X2 = st.X.reshape(n, R * d)
     if split is not None and slots == 1:
-        diag, off = split
         out = st.inbox[0]
-        np.multiply(st.X, diag[:, None, None], out=out)
-        _spmm_add(off, X2, out.reshape(n, R * d))
+        np.multiply(st.X, split.diag[:, None, None], out=out)
+        _spmm_add(split.off, X2, out.reshape(n, R * d))
         st.X, st.inbox[0] = out, st.X
         if mix_weights:
-            out_w = st.inbox_w[0]
-            np.multiply(st.w, diag[:, None], out=out_w)
-            _spmm_add(off, st.w, out_w)
-            st.w, st.inbox_w[0] = out_w, st.w
+            _gossip_weights(st, split)
         return
     for r, mats in enumerate(parts):
         s = (k + 1 + r) % slots
@@ -632,6 +687,87 @@ def _gossip(k, st, parts, mix_weights=True, split=None):
         old_w = st.w
         st.w, st.inbox_w[s] = st.inbox_w[s], old_w
         old_w.fill(0.0)
+
+
+def _gossip_weights(st, split):
+    """``w <- P w`` without delays (``split``: see :class:`_Split`).
+
+    While every weight is exactly 1 and this step's matrix is known to map 1
+    to exactly 1 (measured the first time, with the same kernels), the gossip
+    is skipped: its result would be the same array of ones, bit for bit.
+    ``st.w_ones`` records whether the weights are still exactly 1."""
+    if st.w_ones and split.keeps_ones:
+        return
+    out_w = st.inbox_w[0]
+    np.multiply(st.w, split.diag[:, None], out=out_w)
+    _spmm_add(split.off, st.w, out_w)
+    if st.w_ones:  # the input was all ones: so is the output iff P 1 = 1 exactly
+        split.keeps_ones = st.w_ones = bool(np.all(out_w == 1.0))
+    st.w, st.inbox_w[0] = out_w, st.w
+
+
+def _fusable(st, tau, send_before_step):
+    """Whether the SGP step runs as one pass by column blocks (:func:`_fused_step`):
+    memory-bound sizes (``n R d >= _BLAS_MIN``, where the update and the node
+    sums already take their large-array forms), no delays, and at least
+    ``_FUSE_MIN_COLS`` columns per cache-sized block."""
+    n, R, d = st.X.shape
+    b = _AXPY_BLOCK // n
+    return (tau == 0 and not send_before_step and _csr_matvecs is not None and st.X.size >= _BLAS_MIN
+            and b >= _FUSE_MIN_COLS and R * d >= 2 * b)
+
+
+#: Fewest columns of a block of the fused step (rows of at least 128 bytes).
+_FUSE_MIN_COLS = 16
+
+
+def _fused_step(st, G, gamma, split, applied=None):
+    """``P (X - gamma G)`` into ``st.inbox[0]`` in one pass over X and G; returns it.
+
+    The columns of the ``(n, R d)`` state are processed by blocks of
+    ``_AXPY_BLOCK // n`` columns: each block of ``Y = X - gamma G`` lives in a
+    cache-resident temporary, is mixed there (diagonal, then the messages, by
+    the same kernel as :func:`_gossip`) and written once. ``applied`` (R, d)
+    gets the node sum of G, block by block. Every entry goes through the same
+    operations in the same order as the unfused step (``_node_sum``, ``_axpy``
+    and ``_gossip`` on large arrays), so the bits are the same. ``st.X`` is
+    left unchanged (the caller swaps after its finiteness test).
+    """
+    n, R, d = st.X.shape
+    M = R * d
+    X2, G2 = st.X.reshape(n, M), G.reshape(n, M)
+    out = st.inbox[0]
+    O2 = out.reshape(n, M)
+    app = applied.reshape(M) if applied is not None else None
+    b = _AXPY_BLOCK // n
+    starts = list(range(0, M, b))
+    if M - starts[-1] == 1:  # never a one-column block (numpy would sum it pairwise)
+        starts.pop()
+    starts.append(M)
+    ybuf, obuf = np.empty(n * (b + 1)), np.empty(n * (b + 1))
+    diag = split.diag[:, None]
+    a = -gamma
+    for c0, c1 in zip(starts[:-1], starts[1:]):  # blocks of columns, not nodes
+        m = c1 - c0
+        y, o = ybuf[: n * m].reshape(n, m), obuf[: n * m].reshape(n, m)
+        g = G2[:, c0:c1]
+        if app is not None:
+            app[c0:c1] += g.sum(axis=0)  # nodes in order, as _node_sum
+        np.multiply(g, a, out=y)
+        np.add(X2[:, c0:c1], y, out=y)  # x + (-gamma) g, as _axpy
+        np.multiply(y, diag, out=o)
+        _spmm_add(split.off, y, o)
+        O2[:, c0:c1] = o
+    return out
+
+
+def _track(applied, G, ones, st, k, gamma, problem, w_low):
+    """Add the node sum of the steps to ``applied``; name the node if it overflowed."""
+    applied += _node_sum(G, ones)
+    # cheap finiteness test every step (the node sum of the steps is computed
+    # anyway): names the actual iteration of a divergence
+    if not math.isfinite(applied.sum()):
+        _check_finite_step(st, G, k, gamma, problem, w_low)
 
 
 def _sgp_step(k, st, G, gamma, parts, send_before_step, split=None, lost=None, lost_x=None, lost_w=None):
@@ -661,12 +797,13 @@ def _account_lost(lost, st, lost_x, lost_w):
     lost_w += lost[idx] @ st.w[idx]
 
 
-def _gradients(problem, Z, rngs, R):
-    """Stochastic gradients at Z (n, R, d), each replica from its own stream."""
+def _gradients(problem, Z, rngs, R, out=None):
+    """Stochastic gradients at Z (n, R, d), each replica from its own stream
+    (written into ``out`` when given and R > 1)."""
     if R == 1:
         g = np.asarray(problem.grad(Z[:, 0, :], rngs[0]), dtype=float)
         return g.reshape(Z.shape) if g.flags.c_contiguous else np.ascontiguousarray(g).reshape(Z.shape)
-    G = np.empty_like(Z)
+    G = np.empty_like(Z) if out is None else out
     for r in range(R):  # a loop over replicas (few), each vectorised over nodes
         G[:, r, :] = problem.grad(Z[:, r, :], rngs[r])
     return G
