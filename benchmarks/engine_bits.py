@@ -66,6 +66,13 @@ def configs():
                 add(f"rec5-rp-n{n}-R{R}", n, d, g.random_peer(n, seed=1), record_every=5, **base)
                 add(f"x0-exp-n{n}-R{R}", n, d, g.exponential(n), x0=np.linspace(-1, 1, d), **base)
                 add(f"matrices-n{n}-R{R}", n, d, sv.mixing.mixing_schedule(g.random_peer(n, seed=4)), **base)
+    # every built-in problem (the problem sees the engine's layout)
+    for pname in ("double-well", "nonconvex-logistic"):
+        for R in (1, 3, 8):
+            base = dict(replicas=R, step_size=0.05, n_iter=40, problem=pname)
+            add(f"{pname}-exp-R{R}", 16, 10, g.exponential(16), **base)
+            add(f"{pname}-rp-tau2-R{R}", 16, 10, g.random_peer(16, seed=1), tau=2, delay="random", **base)
+            add(f"{pname}-rp-mom-R{R}", 12, 5, g.random_peer(12, seed=1), momentum=0.9, **base)
     # large arrays (the blocked, memory-bound branch): n R d >= 2**18
     for R in (1, 2):
         base = dict(replicas=R, step_size=0.05, n_iter=6)
@@ -92,7 +99,8 @@ def dump(path):
 
     res = {}
     for name, n, d, topo, kw in configs():
-        prob = sv.problems.QuadraticCosine(n, d, sigma=0.1, seed=0)
+        pname = kw.pop("problem", "quadratic-cosine")
+        prob = sv.problems.by_name(pname, n, d, seed=0, **({"sigma": 0.1} if pname != "nonconvex-logistic" else {}))
         if name.startswith("nodebias"):
             kw = dict(kw, step_size=0.01)
         import warnings

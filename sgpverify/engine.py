@@ -165,10 +165,11 @@ class _Split:
     measured; cached with the step, so a periodic doubly stochastic schedule
     measures it once per step of the period and then skips the weight gossip)."""
 
-    __slots__ = ("diag", "off", "keeps_ones")
+    __slots__ = ("diag", "diag3", "off", "keeps_ones")
 
     def __init__(self, diag, off):
         self.diag, self.off, self.keeps_ones = diag, off, None
+        self.diag3 = diag[:, None, None]
 
 
 class _Mixer:
@@ -481,12 +482,36 @@ def simulate(
     alarm = _WEIGHT_ALARM  # next weight level that triggers the connectivity check
     last_record = [0]
     n_rec = [0]
-    # consensus of small states in one block with preallocated temporaries (the
-    # same operations, in the same order, as metrics.consensus)
-    small = n * R * d <= metrics._CHUNK_ELEMS
-    D = np.empty_like(X) if small else None
-    sq = np.empty((n, R)) if small else None
-    G_buf = np.empty_like(X) if R > 1 else None
+    # Small states: the arithmetic of the consensus, the squared gradient norm
+    # and the mass error is deferred and done for a chunk of records at once
+    # (_flush), with the same operations in the same order per record; only
+    # what depends on the problem (full_grad, value) and the finiteness test
+    # run at each record.
+    chunk = _DEFER_ELEMS // (n * R * d)
+    if chunk >= 4:
+        zbuf, xbuf, gbuf = np.empty((chunk, n, R, d)), np.empty((chunk, R, d)), np.empty((chunk, R, d))
+        sbuf = np.empty((chunk, n, R, d))  # the step directions, for step_sq
+        tbuf, abuf = (np.empty((chunk, R, d)), np.empty((chunk, R, d))) if track_mass else (None, None)
+    else:
+        chunk = 0
+    pending = [0, 0]  # first record and number of records in the buffers
+
+    def flush():
+        i0, c = pending
+        if c:
+            cs = min(c, T - 1 - i0)  # the record at K has no step
+            if cs > 0:  # the same einsum, one record after the other
+                np.divide(np.einsum("cnrd,cnrd->cr", sbuf[:cs], sbuf[:cs]), n, out=step_sq[i0 : i0 + cs])
+            D = zbuf[:c] - xbuf[:c, None]
+            D *= D
+            sq = D.sum(axis=-1)  # (c, n, R): each node's squared distance, as metrics.consensus
+            # nodes added in order (as metrics._sum_rows), then / n
+            np.divide(np.add.accumulate(sq, axis=1)[:, -1], n, out=ser["consensus"][i0 : i0 + c])
+            ser["grad_norm_sq"][i0 : i0 + c] = np.sum(gbuf[:c] ** 2, axis=-1)
+            if track_mass:
+                ser["mass_error"][i0 : i0 + c] = np.max(np.abs(tbuf[:c] - (mass0 - gamma * abuf[:c])), axis=-1)
+        pending[:] = [pending[0] + c, 0]
+    gradients = _Gradients(problem, rngs, X.shape)
     # weights that stay exactly 1 (doubly stochastic, no delay): z = x, no division
     st.w_ones = push and tau == 0 or not push
 
@@ -509,17 +534,23 @@ def simulate(
             np.divide(X, w[:, :, None], out=Z)
             Zr = Z
         iterations[i] = k
-        if small:
-            np.subtract(Zr, xbar, out=D)
-            np.multiply(D, D, out=D)
-            np.sum(D, axis=-1, out=sq)
-            np.divide(metrics._sum_rows(sq), n, out=ser["consensus"][i])
+        if chunk:
+            if pending[1] == chunk:  # flushed here, once the last step direction is in
+                flush()
+            j = pending[1]
+            pending[1] += 1
+            zbuf[j] = Zr
+            xbuf[j] = xbar
+            gbuf[j] = np.asarray(problem.full_grad(xbar), dtype=float)
+            if track_mass:
+                tbuf[j] = tot
+                abuf[j] = applied
         else:
             ser["consensus"][i] = metrics.consensus(Zr, xbar)
-        ser["grad_norm_sq"][i] = np.sum(np.asarray(problem.full_grad(xbar), dtype=float) ** 2, axis=-1)
+            ser["grad_norm_sq"][i] = np.sum(np.asarray(problem.full_grad(xbar), dtype=float) ** 2, axis=-1)
+            if track_mass:
+                ser["mass_error"][i] = np.max(np.abs(tot - (mass0 - gamma * applied)), axis=-1)
         ser["value"][i] = np.asarray(problem.value(xbar), dtype=float)
-        if track_mass:
-            ser["mass_error"][i] = np.max(np.abs(tot - (mass0 - gamma * applied)), axis=-1)
         if w_ones:  # the sum of n ones is n exactly
             ser["weight_error"][i] = 0.0
             ser["weight_min"][i] = 1.0
@@ -535,6 +566,7 @@ def simulate(
             z_history.append(Zr.transpose(1, 0, 2).copy())
 
     fuse = push and _fusable(st, tau, send_before_step)
+    small_step = push and tau == 0 and not send_before_step and X.size < _BLAS_MIN and _csr_matvecs is not None
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for k in range(n_iter):
             recording = k % record_every == 0
@@ -549,18 +581,21 @@ def simulate(
                         alarm = _check_connected(mixer, st.w, k, alarm)
                 if debias:
                     np.divide(st.X, st.w[:, :, None], out=Z)
-                    G = _gradients(problem, Z, rngs, R, G_buf)
+                    G = gradients(Z)
                 else:
-                    G = _gradients(problem, st.X, rngs, R, G_buf)
+                    G = gradients(st.X)
             else:
-                G = _gradients(problem, st.X, rngs, R, G_buf)
+                G = gradients(st.X)
             # 2. local momentum (never communicated)
             if U is not None:
                 U *= beta
                 U += G
                 G = G + beta * U if nesterov else U
             if recording:
-                step_sq[k // record_every] = np.einsum("nrd,nrd->r", G, G) / n
+                if chunk:
+                    sbuf[pending[1] - 1] = G
+                else:
+                    step_sq[k // record_every] = np.einsum("nrd,nrd->r", G, G) / n
             # 3. the step and the gossip
             if push:
                 parts, split, lost = mixer.step(k)
@@ -573,6 +608,10 @@ def simulate(
                         _check_finite_step(st, G, k, gamma, problem, w_low)
                     st.X, st.inbox[0] = out, st.X
                     _gossip_weights(st, split)
+                elif small_step and split is not None and lost is None and G.shape == st.X.shape:
+                    if track_mass:
+                        _track(applied, G, ones, st, k, gamma, problem, w_low)
+                    _step_small(st, G, -gamma, split)
                 else:
                     if track_mass:
                         _track(applied, G, ones, st, k, gamma, problem, w_low)
@@ -593,6 +632,8 @@ def simulate(
             if progress is not None:
                 progress(k)
         record(n_iter)
+        if chunk:
+            flush()
 
     effective = gamma / w_low if push else gamma
     L = float(problem.L)
@@ -717,6 +758,10 @@ def _fusable(st, tau, send_before_step):
             and b >= _FUSE_MIN_COLS and R * d >= 2 * b)
 
 
+#: Records whose metric arithmetic is deferred and done at once (see simulate):
+#: as many as fit in this many state-sized elements (2 MB), when at least 4 do.
+_DEFER_ELEMS = 1 << 18
+
 #: Fewest columns of a block of the fused step (rows of at least 128 bytes).
 _FUSE_MIN_COLS = 16
 
@@ -795,6 +840,49 @@ def _account_lost(lost, st, lost_x, lost_w):
     n, R, d = st.X.shape
     lost_x += (lost[idx] @ st.X[idx].reshape(len(idx), R * d)).reshape(R, d)
     lost_w += lost[idx] @ st.w[idx]
+
+
+class _Gradients:
+    """Stochastic gradients at Z (n, R, d), each replica from its own stream,
+    written into one reused array; the per-replica views of the few state
+    arrays the gradient is taken at are made once (call overhead at small
+    sizes). The problem sees the same views as :func:`_gradients`."""
+
+    def __init__(self, problem, rngs, shape):
+        self.problem, self.rngs, self.R = problem, rngs, shape[1]
+        self.G = np.empty(shape) if self.R > 1 else None
+        self.Gv = [self.G[:, r, :] for r in range(self.R)] if self.R > 1 else None
+        self._views = {}  # id -> (array, its replica views); the array is kept alive
+
+    def __call__(self, Z):
+        if self.R == 1:
+            return _gradients(self.problem, Z, self.rngs, 1)
+        v = self._views.get(id(Z))
+        if v is None or v[0] is not Z:
+            if len(self._views) > 16:  # pragma: no cover - the engine uses a few arrays
+                self._views.clear()
+            v = self._views[id(Z)] = (Z, [Z[:, r, :] for r in range(self.R)])
+        grad = self.problem.grad
+        for z, g, rng in zip(v[1], self.Gv, self.rngs):
+            g[...] = grad(z, rng)
+        return self.G
+
+
+def _step_small(st, G, a, split):
+    """One SGP step without delays on small arrays: ``_axpy`` then ``_gossip``
+    (the same operations) in one function, for the call overhead."""
+    X = st.X
+    X += a * G
+    out = st.inbox[0]
+    np.multiply(X, split.diag3, out=out)
+    off = split.off
+    if off.nnz:
+        n = X.shape[0]
+        kernel = _csc_matvecs if off.by_column else _csr_matvecs
+        kernel(n, n, X.size // n, off.indptr, off.indices, off.data, X.reshape(-1), out.reshape(-1))
+    st.X, st.inbox[0] = out, X
+    if not (st.w_ones and split.keeps_ones):
+        _gossip_weights(st, split)
 
 
 def _gradients(problem, Z, rngs, R, out=None):
