@@ -515,50 +515,60 @@ def simulate(
     # weights that stay exactly 1 (doubly stochastic, no delay): z = x, no division
     st.w_ones = push and tau == 0 or not push
 
+    s_cons, s_gn, s_val, s_me = ser["consensus"], ser["grad_norm_sq"], ser["value"], ser["mass_error"]
+    s_we, s_wmin, s_wmax = ser["weight_error"], ser["weight_min"], ser["weight_max"]
+    ones_records = [0]  # records 0.. while every weight was exactly 1: filled at the end
+    # the node sum without a Python detour when it is numpy's row-by-row sum (metrics._sum_rows)
+    plain_sum = R * d > 1 or n == 1
+
     def record(k):
         i = n_rec[0]
         n_rec[0] += 1
         X, w = st.X, st.w
         in_flight = push and len(st.inbox) > 1  # with tau = 0 the single slot is empty here
-        tot = metrics.total(X, st.inbox if in_flight else ())
+        j = -1
+        if chunk:
+            if pending[1] == chunk:  # flushed here, once the last step direction is in
+                flush()
+            j = pending[1]
+            pending[1] += 1
+        if in_flight or not plain_sum:
+            tot = metrics.total(X, st.inbox if in_flight else ())
+        else:
+            tot = np.add.reduce(X, axis=0, out=tbuf[j] if j >= 0 and track_mass else None)
         w_ones = st.w_ones  # every weight exactly 1 (then tau = 0: none in flight)
         tot_w = None if w_ones else metrics.total(w, st.inbox_w if in_flight else ())
         # a non-finite entry makes its sum non-finite: the full scan only then
-        if not math.isfinite(tot.sum() if w_ones else tot.sum() + tot_w.sum()):
+        if not math.isfinite(np.add.reduce(tot, axis=None) if w_ones else tot.sum() + tot_w.sum()):
             _check_finite(X, w, k, gamma, problem, last_record[0], w_low)
         last_record[0] = k
-        xbar = tot / n  # (R, d)
         if w_ones or not debias:  # x / 1 is x, bit for bit; the broken variant outputs x itself
             Zr = X
         else:
             np.divide(X, w[:, :, None], out=Z)
             Zr = Z
         iterations[i] = k
-        if chunk:
-            if pending[1] == chunk:  # flushed here, once the last step direction is in
-                flush()
-            j = pending[1]
-            pending[1] += 1
-            zbuf[j] = Zr
-            xbuf[j] = xbar
-            gbuf[j] = np.asarray(problem.full_grad(xbar), dtype=float)
+        if j >= 0:
+            xbar = np.divide(tot, n, out=xbuf[j])  # (R, d)
+            np.copyto(zbuf[j], Zr)
+            gbuf[j] = problem.full_grad(xbar)
             if track_mass:
-                tbuf[j] = tot
+                if tot is not tbuf[j]:
+                    tbuf[j] = tot
                 abuf[j] = applied
         else:
-            ser["consensus"][i] = metrics.consensus(Zr, xbar)
-            ser["grad_norm_sq"][i] = np.sum(np.asarray(problem.full_grad(xbar), dtype=float) ** 2, axis=-1)
+            xbar = tot / n  # (R, d)
+            s_cons[i] = metrics.consensus(Zr, xbar)
+            s_gn[i] = np.sum(np.asarray(problem.full_grad(xbar), dtype=float) ** 2, axis=-1)
             if track_mass:
-                ser["mass_error"][i] = np.max(np.abs(tot - (mass0 - gamma * applied)), axis=-1)
-        ser["value"][i] = np.asarray(problem.value(xbar), dtype=float)
-        if w_ones:  # the sum of n ones is n exactly
-            ser["weight_error"][i] = 0.0
-            ser["weight_min"][i] = 1.0
-            ser["weight_max"][i] = 1.0
+                s_me[i] = np.max(np.abs(tot - (mass0 - gamma * applied)), axis=-1)
+        s_val[i] = problem.value(xbar)
+        if w_ones:  # the sum of n ones is n exactly: weight_error 0, min = max = 1
+            ones_records[0] = i + 1
         else:
-            ser["weight_error"][i] = np.abs(tot_w - n)
-            ser["weight_min"][i] = w.min(axis=0)
-            ser["weight_max"][i] = w.max(axis=0)
+            s_we[i] = np.abs(tot_w - n)
+            s_wmin[i] = w.min(axis=0)
+            s_wmax[i] = w.max(axis=0)
         if lossy:
             ser["mass_lost"][i] = np.max(np.abs(lost_x), axis=-1)
             ser["weight_lost"][i] = lost_w
@@ -579,13 +589,15 @@ def simulate(
                     w_low = wmin
                     if wmin < alarm:
                         alarm = _check_connected(mixer, st.w, k, alarm)
-                if debias:
+                if gradients.major:
+                    G = gradients.at(st.X, st.w if debias else None)
+                elif debias:
                     np.divide(st.X, st.w[:, :, None], out=Z)
                     G = gradients(Z)
                 else:
                     G = gradients(st.X)
             else:
-                G = gradients(st.X)
+                G = gradients.at(st.X) if gradients.major else gradients(st.X)
             # 2. local momentum (never communicated)
             if U is not None:
                 U *= beta
@@ -634,6 +646,8 @@ def simulate(
         record(n_iter)
         if chunk:
             flush()
+    m = ones_records[0]
+    s_we[:m], s_wmin[:m], s_wmax[:m] = 0.0, 1.0, 1.0
 
     effective = gamma / w_low if push else gamma
     L = float(problem.L)
@@ -759,8 +773,8 @@ def _fusable(st, tau, send_before_step):
 
 
 #: Records whose metric arithmetic is deferred and done at once (see simulate):
-#: as many as fit in this many state-sized elements (2 MB), when at least 4 do.
-_DEFER_ELEMS = 1 << 18
+#: as many as fit in this many elements (512 KB), when at least 4 do.
+_DEFER_ELEMS = 1 << 16
 
 #: Fewest columns of a block of the fused step (rows of at least 128 bytes).
 _FUSE_MIN_COLS = 16
@@ -853,6 +867,26 @@ class _Gradients:
         self.G = np.empty(shape) if self.R > 1 else None
         self.Gv = [self.G[:, r, :] for r in range(self.R)] if self.R > 1 else None
         self._views = {}  # id -> (array, its replica views); the array is kept alive
+        n, R, d = shape
+        # small states: the problem gets each replica as a contiguous (n, d) array
+        self.major = R > 1 and n * R * d < _BLAS_MIN
+        if self.major:
+            self.Zt = np.empty((R, n, d))
+            self.Zv = list(self.Zt)  # its replicas, contiguous (n, d) views
+
+    def at(self, X, w=None):
+        """Gradients at ``X / w`` (``X`` when w is None)."""
+        if not self.major:
+            return None
+        Zt = self.Zt
+        if w is None:
+            np.copyto(Zt, X.transpose(1, 0, 2))
+        else:
+            np.divide(X.transpose(1, 0, 2), w.T[:, :, None], out=Zt)
+        grad = self.problem.grad
+        # one copy of every replica's gradient into the (n, R, d) layout
+        np.stack([grad(z, rng) for z, rng in zip(self.Zv, self.rngs)], axis=1, out=self.G)
+        return self.G
 
     def __call__(self, Z):
         if self.R == 1:
