@@ -816,5 +816,6 @@ def test_replica_major_gradients_equal_strided_path_and_reference(monkeypatch, t
     np.testing.assert_allclose(many.z[0], ref["z"], rtol=1e3 * EPS, atol=1e3 * EPS)
     monkeypatch.setattr(engine, "_BLAS_MIN", 1)  # the strided per-replica views
     strided = sv.simulate(prob, topo, replicas=R, seed=5, **args)
-    for key in ("x", "w", "z") + sv.Trace.SERIES:
+    # (not mass_error: the node sum of the steps is BLAS dgemv below _BLAS_MIN, a numpy sum above)
+    for key in ("x", "w", "z", "consensus", "grad_norm_sq", "value", "weight_min", "weight_max"):
         assert np.array_equal(getattr(many, key), getattr(strided, key), equal_nan=True), key
