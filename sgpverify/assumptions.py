@@ -331,10 +331,12 @@ def format_report(r):
 
 
 def _pattern_edges(P):
-    """Off-diagonal positive entries of P as (src, dst) = (column, row) edges."""
+    """Off-diagonal positive entries of P as (src, dst) = (column, row) edges
+    (int32 below 2^31 vertices: half the memory of the edge caches and unions)."""
     C = sp.coo_array(P)
     keep = (C.row != C.col) & (C.data > 0)
-    return np.stack([C.col[keep].astype(np.int64), C.row[keep].astype(np.int64)], 1)
+    dt = np.int32 if P.shape[0] < 2**31 else np.int64
+    return np.stack([C.col[keep].astype(dt), C.row[keep].astype(dt)], 1)
 
 
 def _union_graph(N, edge_sets):

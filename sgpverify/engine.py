@@ -200,6 +200,7 @@ class _Mixer:
         lossy = topology is not None and topology.loses_messages
         self.cacheable = schedule.period is not None and static and not lossy
         self._cache = {}
+        self._eye = None  # (indptr, indices) of the diagonal part, made once
 
     def step(self, k):
         """``(parts, split, lost)``: the gossip of step k (see the class doc) and,
@@ -235,6 +236,28 @@ class _Mixer:
             d = d[keep] if d is not None else None
         if self.tau == 0:
             out = (None, _Split(diag, build(n, dst, src, vals)), lost_share)
+        elif build is _CSR.from_sorted_cols:
+            # the same parts as below, built together: one stable sort by delay
+            # (senders stay in order within a delay) and one count per (delay, sender)
+            slots = self.tau + 1
+            if self._eye is None or self._eye[1].size != n:
+                self._eye = (np.arange(n + 1, dtype=np.int32), np.arange(n, dtype=np.int32))
+            parts = [[_CSR(self._eye[0], self._eye[1], np.ascontiguousarray(diag, dtype=float), (n, n), True)]]
+            order = np.argsort(d, kind="stable")
+            indptr = np.zeros((slots, n + 1), dtype=np.int32)
+            np.cumsum(np.bincount(d * n + src, minlength=slots * n).reshape(slots, n), axis=1, out=indptr[:, 1:])
+            rows = dst[order].astype(np.int32)
+            v = np.ascontiguousarray(vals[order], dtype=float)
+            a = 0
+            for r in range(slots):
+                b = a + int(indptr[r, -1])
+                A = _CSR(indptr[r], rows[a:b], v[a:b], (n, n), True)
+                if r == 0:
+                    parts[0].append(A)
+                else:
+                    parts.append([A])
+                a = b
+            out = (parts, None, lost_share)
         else:
             idx = np.arange(n)
             # the self share (never delayed) arrives with the delay-0 messages
