@@ -209,6 +209,7 @@ class _Mixer:
         if key is not None and key in self._cache:
             return self._cache[key]
         build = _CSR.from_rows
+        by_sender = False  # edges sorted by sender (a topology's)
         lost_share = keep = None
         if self.topo is not None:
             n = self.topo.n
@@ -217,6 +218,7 @@ class _Mixer:
             diag = 1.0 / (np.bincount(src, minlength=n) + 1.0)
             vals = diag[src]
             build = _CSR.from_sorted_cols  # edges come sorted by sender
+            by_sender = True
             if self.topo.loses_messages:
                 lost = self.topo._lost(k)
                 if lost is not None and lost.any():
@@ -236,7 +238,7 @@ class _Mixer:
             d = d[keep] if d is not None else None
         if self.tau == 0:
             out = (None, _Split(diag, build(n, dst, src, vals)), lost_share)
-        elif build is _CSR.from_sorted_cols:
+        elif by_sender:
             # the same parts as below, built together: one stable sort by delay
             # (senders stay in order within a delay) and one count per (delay, sender)
             slots = self.tau + 1
