@@ -557,12 +557,23 @@ def simulate(
                 flush()
             j = pending[1]
             pending[1] += 1
-        if in_flight or not plain_sum:
+        if not plain_sum:
             tot = metrics.total(X, st.inbox if in_flight else ())
-        else:
+        else:  # metrics.total without the detour: the state, then each slot in flight
             tot = np.add.reduce(X, axis=0, out=tbuf[j] if j >= 0 and track_mass else None)
+            if in_flight:
+                for B in st.inbox:
+                    tot += np.add.reduce(B, axis=0)
         w_ones = st.w_ones  # every weight exactly 1 (then tau = 0: none in flight)
-        tot_w = None if w_ones else metrics.total(w, st.inbox_w if in_flight else ())
+        if w_ones:
+            tot_w = None
+        elif R > 1 or n == 1:
+            tot_w = np.add.reduce(w, axis=0)
+            if in_flight:
+                for B in st.inbox_w:
+                    tot_w += np.add.reduce(B, axis=0)
+        else:
+            tot_w = metrics.total(w, st.inbox_w if in_flight else ())
         # a non-finite entry makes its sum non-finite: the full scan only then
         if not math.isfinite(np.add.reduce(tot, axis=None) if w_ones else tot.sum() + tot_w.sum()):
             _check_finite(X, w, k, gamma, problem, last_record[0], w_low)
