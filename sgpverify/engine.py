@@ -611,7 +611,6 @@ def simulate(
         if record_states and i % state_every == 0:
             z_history.append(Zr.transpose(1, 0, 2).copy())
 
-    fuse = push and _fusable(st, tau, send_before_step)
     small_step = push and tau == 0 and not send_before_step and X.size < _BLAS_MIN and _csr_matvecs is not None
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for k in range(n_iter):
@@ -647,16 +646,7 @@ def simulate(
             # 3. the step and the gossip
             if push:
                 parts, split, lost = mixer.step(k)
-                if (fuse and split is not None and lost is None and G.shape == st.X.shape
-                        and G.dtype == np.float64 and G.flags.c_contiguous):
-                    # memory-bound sizes: step, node sum and gossip in one pass by
-                    # column blocks; the old state stays intact until the swap
-                    out = _fused_step(st, G, gamma, split, applied if track_mass else None)
-                    if track_mass and not math.isfinite(applied.sum()):
-                        _check_finite_step(st, G, k, gamma, problem, w_low)
-                    st.X, st.inbox[0] = out, st.X
-                    _gossip_weights(st, split)
-                elif small_step and split is not None and lost is None and G.shape == st.X.shape:
+                if small_step and split is not None and lost is None and G.shape == st.X.shape:
                     if track_mass:
                         _track(applied, G, ones, st, k, gamma, problem, w_low)
                     _step_small(st, G, -gamma, split)
@@ -797,64 +787,9 @@ def _gossip_weights(st, split):
     st.w, st.inbox_w[0] = out_w, st.w
 
 
-def _fusable(st, tau, send_before_step):
-    """Whether the SGP step runs as one pass by column blocks (:func:`_fused_step`):
-    memory-bound sizes (``n R d >= _BLAS_MIN``, where the update and the node
-    sums already take their large-array forms), no delays, and at least
-    ``_FUSE_MIN_COLS`` columns per cache-sized block."""
-    n, R, d = st.X.shape
-    b = _AXPY_BLOCK // n
-    return (tau == 0 and not send_before_step and _csr_matvecs is not None and st.X.size >= _BLAS_MIN
-            and b >= _FUSE_MIN_COLS and R * d >= 2 * b)
-
-
 #: Records whose metric arithmetic is deferred and done at once (see simulate):
 #: as many as fit in this many elements (512 KB), when at least 4 do.
 _DEFER_ELEMS = 1 << 16
-
-#: Fewest columns of a block of the fused step (rows of at least 128 bytes).
-_FUSE_MIN_COLS = 16
-
-
-def _fused_step(st, G, gamma, split, applied=None):
-    """``P (X - gamma G)`` into ``st.inbox[0]`` in one pass over X and G; returns it.
-
-    The columns of the ``(n, R d)`` state are processed by blocks of
-    ``_AXPY_BLOCK // n`` columns: each block of ``Y = X - gamma G`` lives in a
-    cache-resident temporary, is mixed there (diagonal, then the messages, by
-    the same kernel as :func:`_gossip`) and written once. ``applied`` (R, d)
-    gets the node sum of G, block by block. Every entry goes through the same
-    operations in the same order as the unfused step (``_node_sum``, ``_axpy``
-    and ``_gossip`` on large arrays), so the bits are the same. ``st.X`` is
-    left unchanged (the caller swaps after its finiteness test).
-    """
-    n, R, d = st.X.shape
-    M = R * d
-    X2, G2 = st.X.reshape(n, M), G.reshape(n, M)
-    out = st.inbox[0]
-    O2 = out.reshape(n, M)
-    app = applied.reshape(M) if applied is not None else None
-    b = _AXPY_BLOCK // n
-    starts = list(range(0, M, b))
-    if M - starts[-1] == 1:  # never a one-column block (numpy would sum it pairwise)
-        starts.pop()
-    starts.append(M)
-    ybuf, obuf = np.empty(n * (b + 1)), np.empty(n * (b + 1))
-    diag = split.diag[:, None]
-    a = -gamma
-    for c0, c1 in zip(starts[:-1], starts[1:]):  # blocks of columns, not nodes
-        m = c1 - c0
-        y, o = ybuf[: n * m].reshape(n, m), obuf[: n * m].reshape(n, m)
-        g = G2[:, c0:c1]
-        if app is not None:
-            app[c0:c1] += g.sum(axis=0)  # nodes in order, as _node_sum
-        np.multiply(g, a, out=y)
-        np.add(X2[:, c0:c1], y, out=y)  # x + (-gamma) g, as _axpy
-        np.multiply(y, diag, out=o)
-        _spmm_add(split.off, y, o)
-        O2[:, c0:c1] = o
-    return out
-
 
 def _track(applied, G, ones, st, k, gamma, problem, w_low):
     """Add the node sum of the steps to ``applied``; name the node if it overflowed."""
