@@ -11,6 +11,16 @@ the mass that arrives at step ``k + 1 + r``: the state memory is
 ``(tau + 2) n R d`` numbers, and the recursion is exactly the augmented one of
 THEORY.md section 3 (row ``r*n + i`` of the augmented state = slot of arrival
 step ``k + 1 + r``).
+
+Small states (issue 11) avoid numpy call overhead without changing a bit:
+the weight gossip is skipped while every weight is exactly 1 and the step's
+matrix is known to map 1 to exactly 1 (measured once per cached step); the
+problem gets each replica as a contiguous array and the gradients are stacked
+into the state layout in one call; the arithmetic of the recorded metrics
+(consensus, squared gradient norm, mass error, step_sq) is deferred and done
+for a chunk of records at once, with the same operations in the same order
+per record (``benchmarks/engine_bits.py`` compares every Trace field with the
+previous engine).
 """
 
 from __future__ import annotations
