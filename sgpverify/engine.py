@@ -803,10 +803,14 @@ _DEFER_ELEMS = 1 << 16
 
 def _track(applied, G, ones, st, k, gamma, problem, w_low):
     """Add the node sum of the steps to ``applied``; name the node if it overflowed."""
-    applied += _node_sum(G, ones)
+    if G.size < _BLAS_MIN and G.flags.c_contiguous:  # _node_sum's small branch, inline
+        a2 = applied.reshape(-1)
+        np.add(a2, ones @ G.reshape(G.shape[0], -1), out=a2)
+    else:
+        applied += _node_sum(G, ones)
     # cheap finiteness test every step (the node sum of the steps is computed
     # anyway): names the actual iteration of a divergence
-    if not math.isfinite(applied.sum()):
+    if not math.isfinite(np.add.reduce(applied, axis=None)):
         _check_finite_step(st, G, k, gamma, problem, w_low)
 
 
