@@ -1263,7 +1263,7 @@ def deviation_series(matrix_of, N, n_real, starts, columns, max_len, horizon=Non
 
 #: Memory that :func:`check_mixing` spends on keeping the matrices of an
 #: aperiodic schedule (the first steps asked for); later ones are rebuilt.
-MATRIX_CACHE_BYTES = 512 << 20
+MATRIX_CACHE_BYTES = 128 << 20
 
 
 def check_mixing(
