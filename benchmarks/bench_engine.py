@@ -13,8 +13,21 @@ not the seconds):
    run, interleaved. Also a straightforward numpy step as the reference. Target:
    <= 5 copies.
 3. **growth** of the time per iteration with n, d and tau.
+4. **suite sizes** (issue 11, item 1; n = 16, d = 10, R = 8 and 64 replicas,
+   QuadraticCosine, metrics recorded every step as the suite does): the engine
+   against a plain dense numpy SGP loop doing the same work per step (de-bias,
+   per-replica gradients from the same streams, ``Y = X - gamma G``,
+   ``X = P @ Y``, ``w = P @ w``, ``||grad f(xbar)||^2`` and the consensus),
+   interleaved in one run, best of several, CPU time of this process. The
+   reference keeps the replicas in the leading axis (each replica's gradient
+   sees a contiguous array) and has its dense matrices built before the clock
+   starts. Target: ratio engine / reference <= 1.
+5. **large n** (item 3; n = 10^6, d = 4): time per iteration in full-array
+   copies (as in 2.), exponential (after its period of cached matrices is
+   built, and over the whole run) and random peer; with ``--mixing``, the
+   peak memory (RSS) of ``check_mixing`` at that size in a subprocess.
 
-Usage: ``python benchmarks/bench_engine.py [--quick] [--json]``.
+Usage: ``python benchmarks/bench_engine.py [--quick] [--json] [--mixing]``.
 """
 
 from __future__ import annotations
@@ -154,32 +167,180 @@ def growth(quick=False):
     return rows
 
 
+def reference_loop(prob, mats, n_real, gamma, K, R, seed=0, metrics=True):
+    """The plain dense SGP loop of item 1: replicas first, dense (augmented)
+    matrices given in ``mats`` (one per step, cycled), metrics every step."""
+    n, d = n_real, prob.dim
+    N = mats[0].shape[0]
+    X = np.zeros((R, N, d))
+    w = np.zeros((R, N, 1))
+    w[:, :n] = 1.0
+    rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(R)]
+    G = np.zeros((R, N, d))
+    gn = np.empty((K, R))
+    cons = np.empty((K, R))
+    for k in range(K):
+        P = mats[k % len(mats)]
+        Z = X[:, :n] / w[:, :n]
+        for r in range(R):
+            G[r, :n] = prob.grad(Z[r], rngs[r])
+        if metrics:
+            xbar = X.sum(axis=1) / n  # mass in flight included
+            gn[k] = np.sum(prob.full_grad(xbar) ** 2, axis=-1)
+            cons[k] = np.sum((Z - xbar[:, None, :]) ** 2, axis=(1, 2)) / n
+        X = P @ (X - gamma * G)
+        w = P @ w
+    return X, gn, cons
+
+
+def suite_sizes(quick=False):
+    """Item 1: engine vs the dense loop, interleaved, best of several (CPU time)."""
+    n, d = 16, 10
+    prob = sv.problems.QuadraticCosine(n, d, sigma=0.1, seed=0)
+    K = 150 if quick else 400
+    reps = 3 if quick else 5
+    rows = []
+    cases = [("exponential", sv.graphs.exponential(n), 0, "fixed"),
+             ("random-peer", sv.graphs.random_peer(n, seed=0), 2, "random")]
+    for label, topo, tau, delay in cases:
+        S = sv.mixing.mixing_schedule(topo, tau=tau, delay=delay, seed=0)
+        steps = S.period if S.period is not None else K
+        mats = [S.matrix(k).toarray() for k in range(steps)]  # built before the clock
+        for R in (8, 64):
+            kw = dict(step_size=0.05, n_iter=K, replicas=R, tau=tau, delay=delay, seed=0)
+            runs = {
+                "reference": lambda: reference_loop(prob, mats, n, 0.05, K, R),
+                "reference_no_metrics": lambda: reference_loop(prob, mats, n, 0.05, K, R, metrics=False),
+                "engine": lambda: sv.simulate(prob, topo, record_every=1, **kw),
+                "engine_record_at_end": lambda: sv.simulate(prob, topo, record_every=K, **kw),
+            }
+            best = {}
+            for _ in range(reps):
+                for name, f in runs.items():
+                    t0 = time.process_time()
+                    f()
+                    best[name] = min(best.get(name, np.inf), (time.process_time() - t0) / K)
+            rows.append({"topology": label, "tau": tau, "delay": delay, "R": R, "n": n, "d": d, "K": K,
+                         "us_per_step": {k: v * 1e6 for k, v in best.items()},
+                         "ratio": best["engine"] / best["reference"],
+                         "ratio_record_at_end": best["engine_record_at_end"] / best["reference_no_metrics"]})
+    return rows
+
+
+def _copies_per_iter(prob, topo, iters, skip, A, B, rounds=2):
+    """Median iteration time (iterations ``skip..``) over the median copy time."""
+    copy_times, per_iter = [], []
+    for _ in range(rounds):
+        for _ in range(3):
+            copy_times.append(_time(lambda: np.copyto(B, A)))
+        stamps = [time.perf_counter()]
+        sv.simulate(prob, topo, step_size=0.1, n_iter=iters, record_every=10**9,
+                    progress=lambda k: stamps.append(time.perf_counter()))
+        per_iter += list(np.diff(stamps)[skip:])
+    return statistics.median(per_iter) / statistics.median(copy_times)
+
+
+def large_n(n=10**6, d=4, quick=False):
+    """Item 3: copies per iteration at large n, small d (FreeGradient)."""
+    prob = FreeGradient(n, d)
+    A = np.random.default_rng(0).random((n, d))
+    B = np.empty_like(A)
+    out = {"n": n, "d": d}
+    topo = sv.graphs.exponential(n)
+    P = topo.period
+    out["exponential_period"] = P
+    out["exponential_copies_after_first_period"] = _copies_per_iter(prob, topo, P + (5 if quick else 15), P + 1, A, B)
+    out["exponential_copies_whole_run"] = _copies_per_iter(prob, topo, P + 5, 1, A, B, rounds=1)
+    topo = sv.graphs.random_peer(n, seed=0)
+    out["random_peer_copies"] = _copies_per_iter(prob, topo, 12 if quick else 40, 1, A, B)
+    return out
+
+
+def mixing_memory(n=10**6, horizon=100, topology="exponential", columns=None):
+    """Peak RSS of check_mixing at size n, in a fresh subprocess."""
+    import subprocess
+
+    code = ("import resource, time, sgpverify as sv; t = time.perf_counter(); "
+            f"sv.check_mixing(sv.graphs.by_name({topology!r}, {n}, seed=0), horizon={horizon}, columns={columns}); "
+            "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    secs, kb = r.stdout.split()
+    return {"n": n, "topology": topology, "horizon": horizon, "columns": columns, "seconds": float(secs),
+            "peak_rss_mb": int(kb) / 1024}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller sizes")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--mixing", action="store_true", help="also the peak memory of check_mixing at n = 10^6 "
+                    "(minutes)")
+    ap.add_argument("--only", choices=("reference", "memory", "growth", "suite", "large-n"), action="append",
+                    help="run only these parts (repeatable)")
     a = ap.parse_args(argv)
-    res = {
-        "vs_reference": vs_reference(k_ref=2 if a.quick else 5),
-        "memory_bound": [memory_bound(topology=t, rounds=2 if a.quick else 3)
-                         for t in ("random-peer", "exponential")],
-        "growth": growth(a.quick),
-    }
+    want = set(a.only or ("reference", "memory", "growth", "suite", "large-n"))
+    res = {}
+    if "reference" in want:
+        res["vs_reference"] = vs_reference(k_ref=2 if a.quick else 5)
+    if "memory" in want:
+        res["memory_bound"] = [memory_bound(topology=t, rounds=2 if a.quick else 3)
+                               for t in ("random-peer", "exponential")]
+    if "growth" in want:
+        res["growth"] = growth(a.quick)
+    if "suite" in want:
+        res["suite_sizes"] = suite_sizes(a.quick)
+    if "large-n" in want:
+        res["large_n"] = large_n(10**5 if a.quick else 10**6, quick=a.quick)
+    if a.mixing:
+        # random peer: 16 tracked columns (the default 256 need 2 GB for that block alone at n = 10^6)
+        res["mixing_memory"] = [mixing_memory(10**6, 100, "exponential"), mixing_memory(10**6, 20, "random-peer", 16)]
     if a.json:
         print(json.dumps(res, indent=1))
         return 0
     print("sgpverify engine benchmark (ratios measured in one run; seconds are noisy on shared machines)")
+    if "vs_reference" in res:
+        _print_reference(res)
+    if "memory_bound" in res:
+        _print_memory(res)
+    if "growth" in res:
+        _print_growth(res)
+    if "suite_sizes" in res:
+        print("\n4. suite sizes (n=16, d=10, QuadraticCosine), us/step, CPU time, best of several, interleaved:")
+        for r in res["suite_sizes"]:
+            u = r["us_per_step"]
+            print(f"   {r['topology']:<12} tau={r['tau']} R={r['R']:<3} engine {u['engine']:7.0f} vs dense loop "
+                  f"{u['reference']:7.0f}: ratio {r['ratio']:.2f} (metrics every step); without metrics "
+                  f"{u['engine_record_at_end']:.0f} vs {u['reference_no_metrics']:.0f}: {r['ratio_record_at_end']:.2f}")
+    if "large_n" in res:
+        m = res["large_n"]
+        print(f"\n5. large n (n={m['n']}, d={m['d']}), full-array copies per iteration: exponential "
+              f"{m['exponential_copies_after_first_period']:.1f} after its period of {m['exponential_period']} "
+              f"(cached), {m['exponential_copies_whole_run']:.1f} over the first period; random-peer "
+              f"{m['random_peer_copies']:.1f}")
+    for m in res.get("mixing_memory", []):
+        print(f"   check_mixing({m['topology']}, n={m['n']}, horizon={m['horizon']}, columns={m['columns']}): peak RSS "
+              f"{m['peak_rss_mb']:.0f} MB, {m['seconds']:.0f} s")
+    return 0
+
+
+def _print_reference(res):
     r = res["vs_reference"]
     print(f"\n1. vs per-node message loop (sgpverify.testing.reference), n={r['n']}, d={r['d']}, random-peer:")
     for label in ("machinery", "quadratic_cosine"):
         x = r[label]
         print(f"   {label:<17} engine {x['speedup']:5.0f}x faster (metrics recorded once), "
               f"{x['speedup_recording_every_step']:4.0f}x with metrics every step")
+
+
+def _print_memory(res):
     print("\n2. memory-bound iteration cost, excluding the gradient, in full-array copies:")
     for m in res["memory_bound"]:
         print(f"   {m['topology']:<28} n={m['n']} d={m['d']}: engine {m['engine_copies_per_iter']:.2f} "
               f"(no mass tracking {m['engine_copies_per_iter_no_mass_tracking']:.2f}), "
               f"straightforward numpy {m['naive_numpy_copies_per_iter']:.2f}")
+
+
+def _print_growth(res):
     print("\n3. time per iteration (FreeGradient, random-peer, metrics recorded once):")
     prev = {}
     for g in res["growth"]:
@@ -187,7 +348,6 @@ def main(argv=None):
         ratio = f"x{g['s_per_iter'] / prev[key]:.2f}" if key in prev else ""
         prev[key] = g["s_per_iter"]
         print(f"   vary {key:<4} n={g['n']:<6} d={g['d']:<6} tau={g['tau']}: {g['s_per_iter'] * 1e3:8.3f} ms {ratio}")
-    return 0
 
 
 if __name__ == "__main__":

@@ -331,10 +331,12 @@ def format_report(r):
 
 
 def _pattern_edges(P):
-    """Off-diagonal positive entries of P as (src, dst) = (column, row) edges."""
+    """Off-diagonal positive entries of P as (src, dst) = (column, row) edges
+    (int32 below 2^31 vertices: half the memory of the edge caches and unions)."""
     C = sp.coo_array(P)
     keep = (C.row != C.col) & (C.data > 0)
-    return np.stack([C.col[keep].astype(np.int64), C.row[keep].astype(np.int64)], 1)
+    dt = np.int32 if P.shape[0] < 2**31 else np.int64
+    return np.stack([C.col[keep].astype(dt), C.row[keep].astype(dt)], 1)
 
 
 def _union_graph(N, edge_sets):
@@ -1259,6 +1261,11 @@ def deviation_series(matrix_of, N, n_real, starts, columns, max_len, horizon=Non
     return dev[reached], dev_h[reached_h]
 
 
+#: Memory that :func:`check_mixing` spends on keeping the matrices of an
+#: aperiodic schedule (the first steps asked for); later ones are rebuilt.
+MATRIX_CACHE_BYTES = 128 << 20
+
+
 def check_mixing(
     source,
     tau=0,
@@ -1331,12 +1338,18 @@ def check_mixing(
         check_choice("weights", weights, ("push", "metropolis"))
         S = mixing_schedule(source, weights=weights, tau=tau, delay=delay, seed=seed, validate=False)
     n, N, period = S.n, S.N, S.period
-    if period is None:  # aperiodic: build each P^(k) once for this check
+    if period is None:  # aperiodic: build each P^(k) once for this check (memory permitting)
         _mats = {}
+        _size = [0]
 
         def matrix_of(k, _get=S.matrix):
             if k not in _mats:
-                _mats[k] = _get(k)
+                P = _get(k)
+                nbytes = sum(getattr(getattr(P, a, None), "nbytes", 0) for a in ("data", "indices", "indptr"))
+                if _size[0] + nbytes > MATRIX_CACHE_BYTES:
+                    return P  # rebuilt when asked again: the same matrix (random schedules are seeded by step)
+                _mats[k] = P
+                _size[0] += nbytes
             return _mats[k]
     else:
         matrix_of = S.matrix  # periodic schedules cache a period themselves

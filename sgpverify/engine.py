@@ -11,6 +11,16 @@ the mass that arrives at step ``k + 1 + r``: the state memory is
 ``(tau + 2) n R d`` numbers, and the recursion is exactly the augmented one of
 THEORY.md section 3 (row ``r*n + i`` of the augmented state = slot of arrival
 step ``k + 1 + r``).
+
+Small states (issue 11) avoid numpy call overhead without changing a bit:
+the weight gossip is skipped while every weight is exactly 1 and the step's
+matrix is known to map 1 to exactly 1 (measured once per cached step); the
+problem gets each replica as a contiguous array and the gradients are stacked
+into the state layout in one call; the arithmetic of the recorded metrics
+(consensus, squared gradient norm, mass error, step_sq) is deferred and done
+for a chunk of records at once, with the same operations in the same order
+per record (``benchmarks/engine_bits.py`` compares every Trace field with the
+previous engine).
 """
 
 from __future__ import annotations
@@ -158,14 +168,28 @@ class _CSR:
         return fmt((self.data, self.indices, self.indptr), shape=self.shape)
 
 
+class _Split:
+    """The gossip of one step without delays: diagonal ``diag`` (n,) and the
+    off-diagonal messages ``off`` (CSR/CSC). ``keeps_ones``: whether the
+    weight gossip maps an all-ones weight array to exactly 1 again (None until
+    measured; cached with the step, so a periodic doubly stochastic schedule
+    measures it once per step of the period and then skips the weight gossip)."""
+
+    __slots__ = ("diag", "diag3", "off", "keeps_ones")
+
+    def __init__(self, diag, off):
+        self.diag, self.off, self.keeps_ones = diag, off, None
+        self.diag3 = diag[:, None, None]
+
+
 class _Mixer:
     """The gossip matrices of each iteration, split by message delay.
 
-    ``step(k)`` returns ``(parts, split)``. With delays, ``parts[r]`` is the
-    CSR matrix of the messages of delay r (``parts[0]`` also holds the
-    diagonal, the self share). Without delays ``split = (diagonal,
-    off-diagonal CSR)`` lets the gossip write ``diag * Y`` and add the
-    messages, with no zeroing pass. A topology with push weights is turned
+    ``step(k)`` returns ``(parts, split, lost)``. With delays, ``parts[r]`` is
+    the CSR matrix of the messages of delay r (``parts[0]`` also holds the
+    diagonal, the self share). Without delays ``split`` (a :class:`_Split`:
+    diagonal and off-diagonal CSR) lets the gossip write ``diag * Y`` and add
+    the messages, with no zeroing pass. A topology with push weights is turned
     into CSR arrays straight from its edges (``P[i, j] = 1/(outdeg_j + 1)``,
     the same matrix as :func:`sgpverify.mixing.push_matrix`); other schedules
     go through their scipy matrices. Periodic schedules whose delays cannot
@@ -186,6 +210,7 @@ class _Mixer:
         lossy = topology is not None and topology.loses_messages
         self.cacheable = schedule.period is not None and static and not lossy
         self._cache = {}
+        self._eye = None  # (indptr, indices) of the diagonal part, made once
 
     def step(self, k):
         """``(parts, split, lost)``: the gossip of step k (see the class doc) and,
@@ -194,6 +219,7 @@ class _Mixer:
         if key is not None and key in self._cache:
             return self._cache[key]
         build = _CSR.from_rows
+        by_sender = False  # edges sorted by sender (a topology's)
         lost_share = keep = None
         if self.topo is not None:
             n = self.topo.n
@@ -202,6 +228,7 @@ class _Mixer:
             diag = 1.0 / (np.bincount(src, minlength=n) + 1.0)
             vals = diag[src]
             build = _CSR.from_sorted_cols  # edges come sorted by sender
+            by_sender = True
             if self.topo.loses_messages:
                 lost = self.topo._lost(k)
                 if lost is not None and lost.any():
@@ -220,7 +247,29 @@ class _Mixer:
             src, dst, vals = src[keep], dst[keep], vals[keep]
             d = d[keep] if d is not None else None
         if self.tau == 0:
-            out = (None, (diag, build(n, dst, src, vals)), lost_share)
+            out = (None, _Split(diag, build(n, dst, src, vals)), lost_share)
+        elif by_sender:
+            # the same parts as below, built together: one stable sort by delay
+            # (senders stay in order within a delay) and one count per (delay, sender)
+            slots = self.tau + 1
+            if self._eye is None or self._eye[1].size != n:
+                self._eye = (np.arange(n + 1, dtype=np.int32), np.arange(n, dtype=np.int32))
+            parts = [[_CSR(self._eye[0], self._eye[1], np.ascontiguousarray(diag, dtype=float), (n, n), True)]]
+            order = np.argsort(d, kind="stable")
+            indptr = np.zeros((slots, n + 1), dtype=np.int32)
+            np.cumsum(np.bincount(d * n + src, minlength=slots * n).reshape(slots, n), axis=1, out=indptr[:, 1:])
+            rows = dst[order].astype(np.int32)
+            v = np.ascontiguousarray(vals[order], dtype=float)
+            a = 0
+            for r in range(slots):
+                b = a + int(indptr[r, -1])
+                A = _CSR(indptr[r], rows[a:b], v[a:b], (n, n), True)
+                if r == 0:
+                    parts[0].append(A)
+                else:
+                    parts.append([A])
+                a = b
+            out = (parts, None, lost_share)
         else:
             idx = np.arange(n)
             # the self share (never delayed) arrives with the delay-0 messages
@@ -449,93 +498,192 @@ def simulate(
     ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     rngs = [np.random.default_rng(s) for s in ss.spawn(R)]
 
-    rec = {k: [] for k in ("iterations",) + Trace.SERIES}
-    step_sq = []
-    # weights that stay exactly 1 (doubly stochastic, no delay): z = x, no division
-    w_may_be_one = tau == 0
+    T = (n_iter + record_every - 1) // record_every + 1  # records at k = 0, e, 2e, ... < K, and at K
+    iterations = np.empty(T, dtype=np.int64)
+    ser = {name: np.empty((T, R)) for name in Trace.SERIES}
+    step_sq = np.empty((T - 1, R))
+    z_history = []
+    # lost_x / lost_w stay zero unless the topology loses messages: their series are 0
+    lossy = mixer is not None and mixer.topo is not None and mixer.topo.loses_messages
+    if not lossy:
+        ser["mass_lost"][...] = 0.0
+        ser["weight_lost"][...] = 0.0
+    if not track_mass:
+        ser["mass_error"][...] = np.nan
     ones = np.ones(n)
     lost_x = np.zeros((R, d))  # numerator mass lost in flight (message loss)
     lost_w = np.zeros(R)
     w_low = 1.0  # smallest weight of a real node when a gradient was taken
     alarm = _WEIGHT_ALARM  # next weight level that triggers the connectivity check
     last_record = [0]
+    n_rec = [0]
+    # Small states: the arithmetic of the consensus, the squared gradient norm
+    # and the mass error is deferred and done for a chunk of records at once
+    # (_flush), with the same operations in the same order per record; only
+    # what depends on the problem (full_grad, value) and the finiteness test
+    # run at each record.
+    chunk = _DEFER_ELEMS // (n * R * d)
+    if chunk >= 4:
+        zbuf, xbuf, gbuf = np.empty((chunk, n, R, d)), np.empty((chunk, R, d)), np.empty((chunk, R, d))
+        sbuf = np.empty((chunk, n, R, d))  # the step directions, for step_sq
+        tbuf, abuf = (np.empty((chunk, R, d)), np.empty((chunk, R, d))) if track_mass else (None, None)
+    else:
+        chunk = 0
+    pending = [0, 0]  # first record and number of records in the buffers
+
+    def flush():
+        i0, c = pending
+        if c:
+            cs = min(c, T - 1 - i0)  # the record at K has no step
+            if cs > 0:  # the same einsum, one record after the other
+                np.divide(np.einsum("cnrd,cnrd->cr", sbuf[:cs], sbuf[:cs]), n, out=step_sq[i0 : i0 + cs])
+            D = zbuf[:c] - xbuf[:c, None]
+            D *= D
+            sq = D.sum(axis=-1)  # (c, n, R): each node's squared distance, as metrics.consensus
+            # nodes added in order (as metrics._sum_rows), then / n
+            np.divide(np.add.accumulate(sq, axis=1)[:, -1], n, out=ser["consensus"][i0 : i0 + c])
+            ser["grad_norm_sq"][i0 : i0 + c] = np.sum(gbuf[:c] ** 2, axis=-1)
+            if track_mass:
+                ser["mass_error"][i0 : i0 + c] = np.max(np.abs(tbuf[:c] - (mass0 - gamma * abuf[:c])), axis=-1)
+        pending[:] = [pending[0] + c, 0]
+    gradients = _Gradients(problem, rngs, X.shape)
+    # weights that stay exactly 1 (doubly stochastic, no delay): z = x, no division
+    st.w_ones = push and tau == 0 or not push
+
+    s_cons, s_gn, s_val, s_me = ser["consensus"], ser["grad_norm_sq"], ser["value"], ser["mass_error"]
+    s_we, s_wmin, s_wmax = ser["weight_error"], ser["weight_min"], ser["weight_max"]
+    ones_records = [0]  # records 0.. while every weight was exactly 1: filled at the end
+    # the node sum without a Python detour when it is numpy's row-by-row sum (metrics._sum_rows)
+    plain_sum = R * d > 1 or n == 1
 
     def record(k):
+        i = n_rec[0]
+        n_rec[0] += 1
         X, w = st.X, st.w
-        _check_finite(X, w, k, gamma, problem, last_record[0], w_low)
-        last_record[0] = k
         in_flight = push and len(st.inbox) > 1  # with tau = 0 the single slot is empty here
-        tot = metrics.total(X, st.inbox if in_flight else ())
-        tot_w = metrics.total(w, st.inbox_w if in_flight else ())
-        xbar = tot / n  # (R, d)
-        if debias:
-            np.divide(X, w[:, :, None], out=Z)
-        else:  # the broken variant outputs the numerators themselves
-            Z[...] = X
-        rec["iterations"].append(k)
-        rec["consensus"].append(metrics.consensus(Z, xbar))
-        rec["grad_norm_sq"].append(np.sum(np.asarray(problem.full_grad(xbar), dtype=float) ** 2, axis=-1))
-        rec["value"].append(np.asarray(problem.value(xbar), dtype=float))
-        if track_mass:
-            rec["mass_error"].append(np.max(np.abs(tot - (mass0 - gamma * applied)), axis=-1))
+        j = -1
+        if chunk:
+            if pending[1] == chunk:  # flushed here, once the last step direction is in
+                flush()
+            j = pending[1]
+            pending[1] += 1
+        if not plain_sum:
+            tot = metrics.total(X, st.inbox if in_flight else ())
+        else:  # metrics.total without the detour: the state, then each slot in flight
+            tot = np.add.reduce(X, axis=0, out=tbuf[j] if j >= 0 and track_mass else None)
+            if in_flight:
+                for B in st.inbox:
+                    tot += np.add.reduce(B, axis=0)
+        w_ones = st.w_ones  # every weight exactly 1 (then tau = 0: none in flight)
+        if w_ones:
+            tot_w = None
+        elif R > 1 or n == 1:
+            tot_w = np.add.reduce(w, axis=0)
+            if in_flight:
+                for B in st.inbox_w:
+                    tot_w += np.add.reduce(B, axis=0)
         else:
-            rec["mass_error"].append(np.full(R, np.nan))
-        rec["weight_error"].append(np.abs(tot_w - n))
-        rec["weight_min"].append(w.min(axis=0))
-        rec["weight_max"].append(w.max(axis=0))
-        rec["mass_lost"].append(np.max(np.abs(lost_x), axis=-1))
-        rec["weight_lost"].append(lost_w.copy())
-        if record_states and (len(rec["iterations"]) - 1) % state_every == 0:
-            rec.setdefault("z_history", []).append(Z.transpose(1, 0, 2).copy())
+            tot_w = metrics.total(w, st.inbox_w if in_flight else ())
+        # a non-finite entry makes its sum non-finite: the full scan only then
+        if not math.isfinite(np.add.reduce(tot, axis=None) if w_ones else tot.sum() + tot_w.sum()):
+            _check_finite(X, w, k, gamma, problem, last_record[0], w_low)
+        last_record[0] = k
+        if w_ones or not debias:  # x / 1 is x, bit for bit; the broken variant outputs x itself
+            Zr = X
+        else:
+            np.divide(X, w[:, :, None], out=Z)
+            Zr = Z
+        iterations[i] = k
+        if j >= 0:
+            xbar = np.divide(tot, n, out=xbuf[j])  # (R, d)
+            np.copyto(zbuf[j], Zr)
+            gbuf[j] = problem.full_grad(xbar)
+            if track_mass:
+                if tot is not tbuf[j]:
+                    tbuf[j] = tot
+                abuf[j] = applied
+        else:
+            xbar = tot / n  # (R, d)
+            s_cons[i] = metrics.consensus(Zr, xbar)
+            s_gn[i] = np.sum(np.asarray(problem.full_grad(xbar), dtype=float) ** 2, axis=-1)
+            if track_mass:
+                s_me[i] = np.max(np.abs(tot - (mass0 - gamma * applied)), axis=-1)
+        s_val[i] = problem.value(xbar)
+        if w_ones:  # the sum of n ones is n exactly: weight_error 0, min = max = 1
+            ones_records[0] = i + 1
+        else:
+            s_we[i] = np.abs(tot_w - n)
+            s_wmin[i] = w.min(axis=0)
+            s_wmax[i] = w.max(axis=0)
+        if lossy:
+            ser["mass_lost"][i] = np.max(np.abs(lost_x), axis=-1)
+            ser["weight_lost"][i] = lost_w
+        if record_states and i % state_every == 0:
+            z_history.append(Zr.transpose(1, 0, 2).copy())
 
+    small_step = push and tau == 0 and not send_before_step and X.size < _BLAS_MIN and _csr_matvecs is not None
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for k in range(n_iter):
-            if k % record_every == 0:
+            recording = k % record_every == 0
+            if recording:
                 record(k)
             # 1. stochastic gradients at the de-biased points z = x / w
-            if w_may_be_one:  # stays True while every weight is exactly 1
-                w_may_be_one = bool(np.all(st.w == 1.0))
-            if push and not w_may_be_one:
+            if push and not st.w_ones:
                 wmin = float(st.w.min())
                 if wmin < w_low:
                     w_low = wmin
                     if wmin < alarm:
                         alarm = _check_connected(mixer, st.w, k, alarm)
-            if push and not w_may_be_one and debias:
-                np.divide(st.X, st.w[:, :, None], out=Z)
-                G = _gradients(problem, Z, rngs, R)
+                if gradients.major:
+                    G = gradients.at(st.X, st.w if debias else None)
+                elif debias:
+                    np.divide(st.X, st.w[:, :, None], out=Z)
+                    G = gradients(Z)
+                else:
+                    G = gradients(st.X)
             else:
-                G = _gradients(problem, st.X, rngs, R)
+                G = gradients.at(st.X) if gradients.major else gradients(st.X)
             # 2. local momentum (never communicated)
             if U is not None:
                 U *= beta
                 U += G
                 G = G + beta * U if nesterov else U
-            if track_mass:
-                applied += _node_sum(G, ones)
-                # cheap finiteness test every step (the node sum of the steps is
-                # computed anyway): names the actual iteration of a divergence
-                if not math.isfinite(applied.sum()):
-                    _check_finite_step(st, G, k, gamma, problem, w_low)
-            if k % record_every == 0:
-                step_sq.append(np.einsum("nrd,nrd->r", G, G) / n)
+            if recording:
+                if chunk:
+                    sbuf[pending[1] - 1] = G
+                else:
+                    step_sq[k // record_every] = np.einsum("nrd,nrd->r", G, G) / n
             # 3. the step and the gossip
             if push:
                 parts, split, lost = mixer.step(k)
-                # under message loss, the shares lost in flight are accounted
-                _sgp_step(k, st, G, gamma, parts, send_before_step, split, lost, lost_x, lost_w)
-            elif algorithm == "dpsgd":
-                # X <- W X - gamma G (Lian et al.): gradient at the pre-gossip X
-                parts, split, _ = mixer.step(k)
-                _gossip(k, st, parts, mix_weights=False, split=split)
-                _axpy(-gamma, G, st.X)
+                if small_step and split is not None and lost is None and G.shape == st.X.shape:
+                    if track_mass:
+                        _track(applied, G, ones, st, k, gamma, problem, w_low)
+                    _step_small(st, G, -gamma, split)
+                else:
+                    if track_mass:
+                        _track(applied, G, ones, st, k, gamma, problem, w_low)
+                    # under message loss, the shares lost in flight are accounted
+                    _sgp_step(k, st, G, gamma, parts, send_before_step, split, lost, lost_x, lost_w)
             else:
-                _axpy(-gamma, G, st.X)
-                if algorithm == "allreduce" or (k + 1) % H == 0:
-                    st.X[...] = st.X.mean(axis=0, keepdims=True)
+                if track_mass:
+                    _track(applied, G, ones, st, k, gamma, problem, w_low)
+                if algorithm == "dpsgd":
+                    # X <- W X - gamma G (Lian et al.): gradient at the pre-gossip X
+                    parts, split, _ = mixer.step(k)
+                    _gossip(k, st, parts, mix_weights=False, split=split)
+                    _axpy(-gamma, G, st.X)
+                else:
+                    _axpy(-gamma, G, st.X)
+                    if algorithm == "allreduce" or (k + 1) % H == 0:
+                        st.X[...] = st.X.mean(axis=0, keepdims=True)
             if progress is not None:
                 progress(k)
         record(n_iter)
+        if chunk:
+            flush()
+    m = ones_records[0]
+    s_we[:m], s_wmin[:m], s_wmax[:m] = 0.0, 1.0, 1.0
 
     effective = gamma / w_low if push else gamma
     L = float(problem.L)
@@ -552,8 +700,9 @@ def simulate(
         np.divide(X, w[:, :, None], out=Z)
     else:
         Z[...] = X
-    series = {k: np.asarray(v) for k, v in rec.items()}
-    series["step_sq"] = np.asarray(step_sq).reshape(-1, R)
+    series = dict(ser, iterations=iterations, step_sq=step_sq)
+    if record_states:
+        series["z_history"] = np.asarray(z_history)
     xs, ws, zs = X.transpose(1, 0, 2), w.T, Z.transpose(1, 0, 2)
     if R == 1:
         xs, ws, zs = xs[0], ws[0], zs[0]
@@ -592,6 +741,7 @@ class _State:
         self.w = np.ones((n, R))
         self.inbox = [np.zeros_like(X) for _ in range(n_slots)]
         self.inbox_w = [np.zeros((n, R)) for _ in range(n_slots)]
+        self.w_ones = True  # every weight exactly 1 (tracked by the weight gossip)
 
 
 def _gossip(k, st, parts, mix_weights=True, split=None):
@@ -607,16 +757,12 @@ def _gossip(k, st, parts, mix_weights=True, split=None):
     slots = len(st.inbox)
     X2 = st.X.reshape(n, R * d)
     if split is not None and slots == 1:
-        diag, off = split
         out = st.inbox[0]
-        np.multiply(st.X, diag[:, None, None], out=out)
-        _spmm_add(off, X2, out.reshape(n, R * d))
+        np.multiply(st.X, split.diag[:, None, None], out=out)
+        _spmm_add(split.off, X2, out.reshape(n, R * d))
         st.X, st.inbox[0] = out, st.X
         if mix_weights:
-            out_w = st.inbox_w[0]
-            np.multiply(st.w, diag[:, None], out=out_w)
-            _spmm_add(off, st.w, out_w)
-            st.w, st.inbox_w[0] = out_w, st.w
+            _gossip_weights(st, split)
         return
     for r, mats in enumerate(parts):
         s = (k + 1 + r) % slots
@@ -632,6 +778,40 @@ def _gossip(k, st, parts, mix_weights=True, split=None):
         old_w = st.w
         st.w, st.inbox_w[s] = st.inbox_w[s], old_w
         old_w.fill(0.0)
+
+
+def _gossip_weights(st, split):
+    """``w <- P w`` without delays (``split``: see :class:`_Split`).
+
+    While every weight is exactly 1 and this step's matrix is known to map 1
+    to exactly 1 (measured the first time, with the same kernels), the gossip
+    is skipped: its result would be the same array of ones, bit for bit.
+    ``st.w_ones`` records whether the weights are still exactly 1."""
+    if st.w_ones and split.keeps_ones:
+        return
+    out_w = st.inbox_w[0]
+    np.multiply(st.w, split.diag[:, None], out=out_w)
+    _spmm_add(split.off, st.w, out_w)
+    if st.w_ones:  # the input was all ones: so is the output iff P 1 = 1 exactly
+        split.keeps_ones = st.w_ones = bool(np.all(out_w == 1.0))
+    st.w, st.inbox_w[0] = out_w, st.w
+
+
+#: Records whose metric arithmetic is deferred and done at once (see simulate):
+#: as many as fit in this many elements (512 KB), when at least 4 do.
+_DEFER_ELEMS = 1 << 16
+
+def _track(applied, G, ones, st, k, gamma, problem, w_low):
+    """Add the node sum of the steps to ``applied``; name the node if it overflowed."""
+    if G.size < _BLAS_MIN and G.flags.c_contiguous:  # _node_sum's small branch, inline
+        a2 = applied.reshape(-1)
+        np.add(a2, ones @ G.reshape(G.shape[0], -1), out=a2)
+    else:
+        applied += _node_sum(G, ones)
+    # cheap finiteness test every step (the node sum of the steps is computed
+    # anyway): names the actual iteration of a divergence
+    if not math.isfinite(np.add.reduce(applied, axis=None)):
+        _check_finite_step(st, G, k, gamma, problem, w_low)
 
 
 def _sgp_step(k, st, G, gamma, parts, send_before_step, split=None, lost=None, lost_x=None, lost_w=None):
@@ -661,12 +841,76 @@ def _account_lost(lost, st, lost_x, lost_w):
     lost_w += lost[idx] @ st.w[idx]
 
 
-def _gradients(problem, Z, rngs, R):
-    """Stochastic gradients at Z (n, R, d), each replica from its own stream."""
+class _Gradients:
+    """Stochastic gradients at Z (n, R, d), each replica from its own stream,
+    written into one reused array; the per-replica views of the few state
+    arrays the gradient is taken at are made once (call overhead at small
+    sizes). The problem sees the same views as :func:`_gradients`."""
+
+    def __init__(self, problem, rngs, shape):
+        self.problem, self.rngs, self.R = problem, rngs, shape[1]
+        self.G = np.empty(shape) if self.R > 1 else None
+        self.Gv = [self.G[:, r, :] for r in range(self.R)] if self.R > 1 else None
+        self._views = {}  # id -> (array, its replica views); the array is kept alive
+        n, R, d = shape
+        # small states: the problem gets each replica as a contiguous (n, d) array
+        self.major = R > 1 and n * R * d < _BLAS_MIN
+        if self.major:
+            self.Zt = np.empty((R, n, d))
+            self.Zv = list(self.Zt)  # its replicas, contiguous (n, d) views
+
+    def at(self, X, w=None):
+        """Gradients at ``X / w`` (``X`` when w is None)."""
+        if not self.major:
+            return None
+        Zt = self.Zt
+        if w is None:
+            np.copyto(Zt, X.transpose(1, 0, 2))
+        else:
+            np.divide(X.transpose(1, 0, 2), w.T[:, :, None], out=Zt)
+        grad = self.problem.grad
+        # one copy of every replica's gradient into the (n, R, d) layout
+        np.stack([grad(z, rng) for z, rng in zip(self.Zv, self.rngs)], axis=1, out=self.G)
+        return self.G
+
+    def __call__(self, Z):
+        if self.R == 1:
+            return _gradients(self.problem, Z, self.rngs, 1)
+        v = self._views.get(id(Z))
+        if v is None or v[0] is not Z:
+            if len(self._views) > 16:  # pragma: no cover - the engine uses a few arrays
+                self._views.clear()
+            v = self._views[id(Z)] = (Z, [Z[:, r, :] for r in range(self.R)])
+        grad = self.problem.grad
+        for z, g, rng in zip(v[1], self.Gv, self.rngs):
+            g[...] = grad(z, rng)
+        return self.G
+
+
+def _step_small(st, G, a, split):
+    """One SGP step without delays on small arrays: ``_axpy`` then ``_gossip``
+    (the same operations) in one function, for the call overhead."""
+    X = st.X
+    X += a * G
+    out = st.inbox[0]
+    np.multiply(X, split.diag3, out=out)
+    off = split.off
+    if off.nnz:
+        n = X.shape[0]
+        kernel = _csc_matvecs if off.by_column else _csr_matvecs
+        kernel(n, n, X.size // n, off.indptr, off.indices, off.data, X.reshape(-1), out.reshape(-1))
+    st.X, st.inbox[0] = out, X
+    if not (st.w_ones and split.keeps_ones):
+        _gossip_weights(st, split)
+
+
+def _gradients(problem, Z, rngs, R, out=None):
+    """Stochastic gradients at Z (n, R, d), each replica from its own stream
+    (written into ``out`` when given and R > 1)."""
     if R == 1:
         g = np.asarray(problem.grad(Z[:, 0, :], rngs[0]), dtype=float)
         return g.reshape(Z.shape) if g.flags.c_contiguous else np.ascontiguousarray(g).reshape(Z.shape)
-    G = np.empty_like(Z)
+    G = np.empty_like(Z) if out is None else out
     for r in range(R):  # a loop over replicas (few), each vectorised over nodes
         G[:, r, :] = problem.grad(Z[:, r, :], rngs[r])
     return G

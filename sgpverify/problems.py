@@ -151,6 +151,8 @@ class QuadraticCosine(Problem):
         self.sigma2 = self.sigma**2
         self.zeta2 = float(np.mean(np.sum((self.a * self.b) ** 2, axis=1)))
         self.f_lower = -self.alpha * self.dim
+        # mean_i b_i^T A b_i, the constant of value(): computed once, not per call
+        self._value_const = float(np.mean(np.sum(self.a * self.b**2, axis=1)))
         tstar = self.coordinate_minima()
         self.x_star = tstar
         self.f_star = float(self.value(tstar))
@@ -196,8 +198,7 @@ class QuadraticCosine(Problem):
     def value(self, x):
         x = np.asarray(x, dtype=float)
         # mean_i (x-b_i)^T A (x-b_i) = x^T A x + mean_i b_i^T A b_i  (mean b = 0)
-        const = float(np.mean(np.sum(self.a * self.b**2, axis=1)))
-        return 0.5 * (np.sum(self.a * x**2, axis=-1) + const) + self.alpha * np.sum(np.cos(x), axis=-1)
+        return 0.5 * (np.sum(self.a * x**2, axis=-1) + self._value_const) + self.alpha * np.sum(np.cos(x), axis=-1)
 
 
 class DoubleWell(Problem):

@@ -1,6 +1,7 @@
 """Tests of sgpverify.assumptions: each measured quantity against a known answer
 or an independent computation (networkx, dense matrix products)."""
 
+import json
 import math
 
 import networkx as nx
@@ -701,3 +702,13 @@ def test_exact_rate_large_augmented_schedule_matches_lyapunov():
     assert ly.rate == pytest.approx(ex.rate, rel=1e-3)
     r = sv.check_mixing(topo, tau=1, horizon=50, lyapunov_steps=400)
     assert r.q_exact == ex.rate and r.q >= r.q_exact and r.envelope_reaches_floor
+
+
+def test_bounded_matrix_cache_changes_nothing(monkeypatch):
+    """check_mixing keeps at most MATRIX_CACHE_BYTES of an aperiodic schedule's
+    matrices and rebuilds the others: the report is the same with no cache."""
+    topo = sv.graphs.random_peer(24, seed=3)
+    full = sv.check_mixing(topo, horizon=30, tau=1, delay="random", seed=2).to_dict()
+    monkeypatch.setattr(assumptions, "MATRIX_CACHE_BYTES", 0)
+    none = sv.check_mixing(topo, horizon=30, tau=1, delay="random", seed=2).to_dict()
+    assert json.dumps(full, sort_keys=True, default=str) == json.dumps(none, sort_keys=True, default=str)

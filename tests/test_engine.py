@@ -717,3 +717,105 @@ def test_unclear_inputs_get_one_line_errors():
         mixing.mixing_schedule(graphs.ring(4), tau=1, delay=np.ones((3, 3), dtype=int))
     with pytest.raises(TypeError, match=r"^x0 must be a numeric array of shape \(3,\) or \(4, 3\), got \['a', 'b', 'c'\]$"):
         sv.simulate(prob, graphs.ring(4), x0=["a", "b", "c"], **args)
+
+
+# --- fast paths of issue 11: each against an independent computation ---------
+
+
+class RecordingNoisy(Noisy):
+    """Noisy, keeping a copy of every gradient it returns (in call order)."""
+
+    def __init__(self, n, d):
+        super().__init__(n, d)
+        self.calls = []
+
+    def grad(self, z, rng):
+        g = super().grad(z, rng)
+        self.calls.append(np.array(g, copy=True))
+        return g
+
+
+@pytest.mark.parametrize("kw", [{}, {"tau": 2, "delay": "random"}, {"track_mass": False}])
+@pytest.mark.parametrize("record_every", [1, 3])
+@pytest.mark.parametrize("topo_name", ["random-peer", "exponential"])
+def test_deferred_records_equal_per_node_reference(monkeypatch, kw, record_every, topo_name):
+    """The metric arithmetic deferred to chunks of records (several chunks, the
+    last one partial) against the per-node reference and recorded gradients,
+    and bit for bit against the per-record computation."""
+    from sgpverify import engine
+
+    n, d, K, R = 7, 3, 23, 3
+    topo = graphs.by_name(topo_name, n, seed=1)
+    args = dict(step_size=0.1, n_iter=K, x0=np.linspace(-1, 1, d), seed=4, replicas=R, record_every=record_every, **kw)
+    monkeypatch.setattr(engine, "_DEFER_ELEMS", 4 * n * R * d + 5)  # chunks of 4 records
+    prob = RecordingNoisy(n, d)
+    tr = sv.simulate(prob, topo, **args)
+    ref = reference_sgp(Noisy(n, d), topo, step_size=0.1, n_iter=K, x0=np.linspace(-1, 1, d), seed=4,
+                        tau=kw.get("tau", 0), delay=kw.get("delay", "fixed"), record_every=record_every)["series"]
+    assert np.array_equal(tr.iterations, ref["iterations"])
+    tol = 1e3 * EPS
+    for key in ("consensus", "grad_norm_sq", "value", "weight_min", "weight_max"):
+        np.testing.assert_allclose(tr.__getattribute__(key)[:, 0], ref[key], rtol=tol, atol=tol, err_msg=key)
+    # step_sq from the gradients the problem returned (R calls per step, replica order)
+    G = np.array(prob.calls).reshape(K, R, n, d)
+    want = np.mean(np.sum(G**2, axis=-1), axis=-1)[::record_every]
+    np.testing.assert_allclose(tr.step_sq, want, rtol=tol, atol=0)
+    if kw.get("track_mass", True):
+        assert tr.mass_error.max() <= 64 * EPS * K * n * (1 + np.abs(tr.x).max())
+        assert np.all(tr.mass_error >= 0)
+    else:
+        assert np.all(np.isnan(tr.mass_error))
+    monkeypatch.setattr(engine, "_DEFER_ELEMS", 0)  # every record computed on the spot
+    direct = sv.simulate(Noisy(n, d), topo, **args)
+    for key in sv.Trace.SERIES + ("step_sq", "x", "w", "z"):
+        assert np.array_equal(getattr(tr, key), getattr(direct, key), equal_nan=True), key
+
+
+def test_weight_gossip_skipped_only_while_it_keeps_ones():
+    """Period of three steps: two permutations (P 1 = 1) then a step with unequal
+    in-degrees. The weight gossip may be skipped at steps 0 and 1 only; at steps
+    3 and 4 (the permutations again) the weights are no longer 1 and must mix."""
+    n, d, K = 6, 2, 9
+    ring = [(i, (i + 1) % n) for i in range(n)]
+    back = [(i, (i - 2) % n) for i in range(n)]
+    star = [(j, 0) for j in range(1, n)]
+    topo = graphs.PeriodicTopology(n, [ring, back, star], name="perm-perm-star")
+    prob = Noisy(n, d)
+    tr = sv.simulate(prob, topo, step_size=0.1, n_iter=K, x0=np.ones(d), seed=3)
+    S = mixing.mixing_schedule(topo)
+    X, w = dense_augmented(prob, S, K, 0.1, np.ones(d), 3)
+    np.testing.assert_allclose(tr.w, w, rtol=1e3 * EPS)
+    np.testing.assert_allclose(tr.x, X, rtol=1e3 * EPS, atol=1e3 * EPS)
+    ref = reference_sgp(prob, topo, step_size=0.1, n_iter=K, x0=np.ones(d), seed=3, record_every=1)["series"]
+    assert np.array_equal(tr.weight_min[:3], [1.0, 1.0, 1.0]) and tr.weight_min[3] < 1.0
+    np.testing.assert_allclose(tr.weight_min, ref["weight_min"], rtol=1e3 * EPS)
+    np.testing.assert_allclose(tr.weight_max, ref["weight_max"], rtol=1e3 * EPS)
+    # a doubly stochastic schedule keeps every weight exactly 1, with the same x as the reference
+    tr = sv.simulate(prob, graphs.exponential(n), step_size=0.1, n_iter=K, x0=np.ones(d), seed=3)
+    ref = reference_sgp(prob, graphs.exponential(n), step_size=0.1, n_iter=K, x0=np.ones(d), seed=3)
+    assert np.array_equal(tr.w, np.ones(n)) and np.all(tr.weight_error == 0)
+    np.testing.assert_allclose(tr.z, ref["z"], rtol=1e3 * EPS, atol=1e3 * EPS)
+
+
+@pytest.mark.parametrize("topo_name", ["random-peer", "exponential"])
+def test_replica_major_gradients_equal_strided_path_and_reference(monkeypatch, topo_name):
+    """Small states hand the problem contiguous replicas: replica 0 equals the
+    one-replica run and the per-node reference, and every replica equals the
+    strided per-replica views of the large-array path, bit for bit."""
+    from sgpverify import engine
+
+    n, d, K, R = 8, 3, 12, 4
+    prob = problems.QuadraticCosine(n, d, seed=0)
+    topo = graphs.by_name(topo_name, n, seed=2)
+    args = dict(step_size=0.1, n_iter=K, x0=np.linspace(-1, 1, d), tau=1, delay="fixed")
+    many = sv.simulate(prob, topo, replicas=R, seed=5, **args)
+    one = sv.simulate(prob, topo, replicas=1, seed=5, **args)  # replica 0's stream alone
+    assert np.array_equal(many.z[0], one.z)
+    assert np.array_equal(many.grad_norm_sq[:, 0], one.grad_norm_sq)
+    ref = reference_sgp(prob, topo, seed=5, **args)
+    np.testing.assert_allclose(many.z[0], ref["z"], rtol=1e3 * EPS, atol=1e3 * EPS)
+    monkeypatch.setattr(engine, "_BLAS_MIN", 1)  # the strided per-replica views
+    strided = sv.simulate(prob, topo, replicas=R, seed=5, **args)
+    # (not mass_error: the node sum of the steps is BLAS dgemv below _BLAS_MIN, a numpy sum above)
+    for key in ("x", "w", "z", "consensus", "grad_norm_sq", "value", "weight_min", "weight_max"):
+        assert np.array_equal(getattr(many, key), getattr(strided, key), equal_nan=True), key
