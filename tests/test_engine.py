@@ -123,7 +123,7 @@ def test_engine_equals_per_node_message_loop(kw):
     seed=st.integers(0, 2**31),
     before=st.booleans(),
 )
-def test_mass_and_weight_conserved(topo, tau, delay, seed, before):
+def test_mass_and_weight_conserved_with_delays_and_send_before_step(topo, tau, delay, seed, before):
     prob = Noisy(topo.n, 3)
     K = 15
     tr = sv.simulate(prob, topo, step_size=0.2, n_iter=K, x0=np.ones(3), tau=tau, delay=delay, seed=seed,
