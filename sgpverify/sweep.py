@@ -379,19 +379,26 @@ def connect(scheduler, timeout=CONNECT_TIMEOUT, sname="scheduler"):
            f"(start one with `dask scheduler`), got {scheduler!r}")
     if not isinstance(scheduler, str) or not scheduler.strip():
         raise ClusterError(bad)
+    from distributed.comm import registry
     from distributed.comm.addressing import parse_address, parse_host_port
 
+    address = scheduler.strip()
     try:
-        scheme, loc = parse_address(scheduler.strip())
+        scheme, loc = parse_address(address)
+        if scheme not in registry.backends:
+            raise ValueError(f"unknown scheme {scheme!r}; known: {', '.join(sorted(registry.backends))}")
         if scheme in ("tcp", "tls"):
             import socket
 
             host, port = parse_host_port(loc)
             socket.create_connection((host, port), timeout=timeout).close()  # fails fast: nothing listening
+        kind = _identity(address, timeout)
+        if kind != "Scheduler":
+            raise ValueError(f"a dask {kind}, not a scheduler, answered")
     except Exception as exc:
         raise ClusterError(f"{bad} ({_reason(exc)})") from None
     try:
-        client = distributed.Client(scheduler.strip(), timeout=timeout, set_as_default=False)
+        client = distributed.Client(address, timeout=timeout, set_as_default=False)
     except Exception as exc:
         raise ClusterError(f"{bad} (no dask scheduler answered within {timeout:g} s: {_reason(exc)})") from None
     try:
@@ -403,7 +410,36 @@ def connect(scheduler, timeout=CONNECT_TIMEOUT, sname="scheduler"):
     return client, True
 
 
+def _identity(address, timeout):
+    """The type of the dask server at ``address`` ("Scheduler"), asked over dask's protocol before a
+    Client exists: a failed Client leaves a background close that prints on exit."""
+    import asyncio
+
+    from distributed.core import rpc
+
+    try:
+        asyncio.get_running_loop()
+        return "Scheduler"  # inside a running event loop (a notebook): the Client itself checks
+    except RuntimeError:
+        pass
+
+    async def ask():
+        r = rpc(address, timeout=timeout)
+        try:
+            return await asyncio.wait_for(r.identity(), timeout)
+        finally:
+            await r.close_rpc()
+
+    try:
+        ident = asyncio.run(ask())
+    except (asyncio.TimeoutError, TimeoutError):
+        raise TimeoutError(f"no answer within {timeout:g} s") from None
+    return ident.get("type") if isinstance(ident, dict) else type(ident).__name__
+
+
 def _reason(exc):
+    if isinstance(exc, MemoryError):  # dask read a garbage frame length
+        return "the server there does not speak dask's protocol"
     text = str(exc).strip() or type(exc).__name__
     return text if len(text) < 200 else text[:197] + "..."
 
