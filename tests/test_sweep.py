@@ -271,3 +271,16 @@ def test_local_cluster_from_the_command_line(cluster, run_dir, tmp_path, capsys)
     assert code == 0 and "d.toml: ran" in capsys.readouterr().out
     [f] = (tmp_path / "c").glob("d-*.json")
     assert f.read_text() == unsplit(run_dir / "d.toml")
+
+
+@pytest.mark.slow  # a second cluster, about 6 s
+def test_local_cluster_dead_worker_is_named(tmp_path):
+    dask = pytest.importorskip("dask")
+    distributed = pytest.importorskip("distributed")
+    units = [sweep.Unit("quick", slow_then, (0, 0.0), key="a" * 32), sweep.Unit("dies", die, (9,), key="b" * 32)]
+    cache = sweep.UnitCache(tmp_path)
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), distributed.LocalCluster(
+            n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as lc:
+        with pytest.raises(WorkerDiedError, match=r"a dask worker died while running unit dies") as info:
+            sweep.run_units(units, scheduler=lc.scheduler_address, cache=cache)
+    assert info.value.unit == "dies"
