@@ -206,6 +206,12 @@ def run_units(units, *, workers=1, scheduler=None, cache=None, progress=None, fi
     ClusterError
         No dask, an address that does not lead to a dask scheduler, or workers
         that run other code than this process.
+
+    Examples
+    --------
+    >>> from sgpverify.sweep import Unit, run_units
+    >>> run_units([Unit("a", divmod, (7, 2)), Unit("b", pow, (2, 10))])
+    [(3, 1), 1024]
     """
     from ._validate import check_int
 
