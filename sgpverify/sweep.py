@@ -285,19 +285,34 @@ def _worker(conn):
                        traceback.format_exc()))
 
 
+_BLAS_THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
 def _run_local(units, todo, done, workers):
     import multiprocessing as mp
     from multiprocessing.connection import wait
 
     ctx = mp.get_context("spawn")
     procs = []
+    # one BLAS thread per worker process (as dask's workers do), unless the user chose: N workers with
+    # multi-threaded BLAS each would oversubscribe the cores (same bits: tests compare with in-process runs)
+    saved = {v: os.environ.get(v) for v in _BLAS_THREADS}
     try:
-        for _ in range(workers):
-            parent, child = ctx.Pipe()
-            p = ctx.Process(target=_worker, args=(child,), daemon=True)
-            p.start()
-            child.close()
-            procs.append((p, parent))
+        for v in _BLAS_THREADS:
+            os.environ.setdefault(v, "1")
+        try:
+            for _ in range(workers):
+                parent, child = ctx.Pipe()
+                p = ctx.Process(target=_worker, args=(child,), daemon=True)
+                p.start()
+                child.close()
+                procs.append((p, parent))
+        finally:
+            for v, old in saved.items():
+                if old is None:
+                    os.environ.pop(v, None)
+                else:
+                    os.environ[v] = old
         queue = list(todo)
         busy = {}  # worker index -> unit index
         dead = []  # (unit index, exit code)
@@ -453,7 +468,12 @@ def _reason(exc):
 def _check_workers(client, sname, scheduler):
     """Every worker must run the same sgpverify code and libraries (else not the same bits)."""
     here = environment()
-    for addr, env in client.run(environment).items():
+    try:
+        theirs = client.run(environment)
+    except Exception as exc:
+        raise ClusterError(f"{sname} {scheduler!r}: the workers could not run sgpverify ({_reason(exc)}); install "
+                           f"the same sgpverify on every worker") from None
+    for addr, env in theirs.items():
         diff = [f"{k} {env.get(k)} (here {v})" for k, v in here.items() if env.get(k) != v]
         if diff:
             raise ClusterError(f"{sname} {scheduler!r}: worker {addr} runs other code or libraries than this "
