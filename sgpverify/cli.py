@@ -181,7 +181,10 @@ def build_parser():
     r = sub.add_parser(
         "run",
         help="run experiment configs (TOML, see experiments/) with caching, and write their figures",
-        description="Run each experiment config (results cached by a hash of config and version; a rerun only replots).",
+        description=("Run each experiment config, split into independent units (configuration x K x ...) on "
+                     "--workers local processes or a --scheduler dask cluster, with the same bits; finished units "
+                     "and results are cached by a hash of configuration, seed, code and library versions, so an "
+                     "interrupted run resumes and a rerun only replots."),
     )
     r.add_argument("configs", nargs="+", metavar="CONFIG", help="experiment TOML files")
     r.add_argument("--out", default="docs/figures", metavar="DIR", help="figure directory (default docs/figures)")

@@ -5,10 +5,13 @@
 seed, versions). Everything is written into a temporary sibling directory and
 moved into place at the end, so a failure never leaves a half-written report.
 
-:func:`run_config` runs one experiment described by a TOML file (see
-``experiments/``), caching its raw results by a hash of the configuration, the
-sgpverify version and its source files (:func:`source_hash`), so that a rerun
-only replots and no result computed by other code is ever returned.
+:func:`run_configs` runs experiments described by TOML files (see
+``experiments/``), each split into independent units (:data:`SPLITS`) that run
+on any executor (:mod:`sgpverify.sweep`) with the same bits, caching each unit
+and each merged result by a hash of the configuration, the seed, the sgpverify
+version and its source files (:func:`source_hash`) and the library versions,
+so that an interrupted run resumes, a rerun only replots, and no result
+computed by other code is ever returned.
 """
 
 from __future__ import annotations
@@ -214,8 +217,12 @@ def source_hash():
 
 
 def _cache_key(exp, cfg, seed):
+    from .suite import _setting_code
+    from .sweep import environment
+
     blob = json.dumps({"experiment": exp, "config": cfg.to_dict(), "seed": seed, "version": __version__,
-                       "source": source_hash()}, sort_keys=True, default=list)
+                       "source": source_hash(), "environment": environment(), "setting": _setting_code(cfg)},
+                      sort_keys=True, default=list)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
