@@ -1,6 +1,10 @@
 """Sweeps that fan out: wall times of `verify` and `run` on one core, two local processes and a dask
 LocalCluster (2 worker processes, 1 thread each), in one run, with the ratios to one core.
 
+Each line also gives the CPU seconds of the command and its local worker processes (the parallel
+overhead is their excess over --workers 1) and the 1-minute load average before and after: on a shared
+machine other jobs take cores, and wall-time ratios mean little when the load exceeds the core count.
+
     python benchmarks/bench_sweep.py                    # about 12 minutes on 2 cores
     python benchmarks/bench_sweep.py --no-cluster       # without dask (the cluster extra)
     python benchmarks/bench_sweep.py --run experiments/delays.toml --verify-args "--quick"
@@ -11,6 +15,7 @@ same (verify: the table; run: the cached result file, byte for byte).
 
 import argparse
 import os
+import resource
 import shlex
 import subprocess
 import sys
@@ -20,9 +25,13 @@ from pathlib import Path
 
 
 def timed(args, cwd=None):
+    """Wall time, CPU seconds of the command and its local workers (not of dask workers), process."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "sgpverify.cli", *args], capture_output=True, text=True, cwd=cwd)
-    return time.perf_counter() - t0, proc
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    return time.perf_counter() - t0, cpu, proc
 
 
 def main(argv=None):
@@ -50,7 +59,8 @@ def main(argv=None):
                         args = ["verify", *shlex.split(a.verify_args), "--no-progress", "--no-cache", "--out", str(out)]
                     else:
                         args = ["run", a.run, "--no-progress", "--cache", str(out / "cache"), "--out", str(out / "f")]
-                    t, proc = timed(args + ex)
+                    load0 = os.getloadavg()[0]
+                    t, cpu, proc = timed(args + ex)
                     times[label] = t
                     if what == "verify":
                         outs[label] = proc.stdout.splitlines()[:-1]  # the table (the last line has the time)
@@ -61,8 +71,10 @@ def main(argv=None):
                     if not good:
                         print(f"{what} {label}: exit {proc.returncode}\n{proc.stderr[-2000:]}")
                         ok = False
+                    cpu_text = f"CPU {cpu:.1f} s" if "scheduler" not in ex[0] else "CPU in the dask workers"
                     print(f"{what} {' '.join(args[1:2] if what == 'run' else shlex.split(a.verify_args))} "
-                          f"{label}: {t:.1f} s (exit {proc.returncode})", flush=True)
+                          f"{label}: {t:.1f} s, {cpu_text} (exit {proc.returncode}; load average "
+                          f"{load0:.1f} -> {os.getloadavg()[0]:.1f})", flush=True)
                 base = times["workers 1"]
                 for label in times:
                     if label != "workers 1":
