@@ -7,7 +7,7 @@ machine other jobs take cores, and wall-time ratios mean little when the load ex
 
     python benchmarks/bench_sweep.py                    # about 12 minutes on 2 cores
     python benchmarks/bench_sweep.py --no-cluster       # without dask (the cluster extra)
-    python benchmarks/bench_sweep.py --run experiments/delays.toml --verify-args "--quick"
+    python benchmarks/bench_sweep.py --run experiments/delays.toml --verify-args="--quick"
 
 Every run uses --no-cache (nothing is loaded from a previous run) and checks that the outputs are the
 same (verify: the table; run: the cached result file, byte for byte).
