@@ -5,8 +5,9 @@ parameter and the value and exit with status 2, without a traceback.
 
 Exit status: 0 success; 1 a check failed (a mixing assumption is violated, or
 a verification check, or a negative control was not detected); 2 bad input;
-3 internal error (a bug: traceback shown); 4 (verify) no check failed but some
-are inconclusive.
+3 internal error (a bug: traceback shown; or, in one line, a worker process
+that died while running a unit of verify/run: rerun to resume from the cache);
+4 (verify) no check failed but some are inconclusive.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import numpy as np
 from ._json import jsonable
 from . import __version__, graphs
 from .problems import PROBLEM_NAMES
-from .errors import SGPVerifyError
+from .errors import SGPVerifyError, WorkerDiedError
 
 __all__ = ["main", "build_parser"]
 
@@ -170,6 +171,7 @@ def build_parser():
     v.add_argument("--workers", type=int, default=None, metavar="N",
                    help="local processes for the independent experiment units (default: all cores; 1: serial); "
                         "the results are the same bits whatever N")
+    _sweep_options(v)
     v.add_argument("--out", default="sgpverify-out", metavar="DIR", help="report directory (default sgpverify-out)")
     v.add_argument("--json", action="store_true", help="print {\"checks\": [...], ...} instead of the table")
     v.add_argument("--seed", type=int, default=0, metavar="S")
@@ -179,11 +181,18 @@ def build_parser():
     r = sub.add_parser(
         "run",
         help="run experiment configs (TOML, see experiments/) with caching, and write their figures",
-        description="Run each experiment config (results cached by a hash of config and version; a rerun only replots).",
+        description=("Run each experiment config, split into independent units (configuration x K x ...) on "
+                     "--workers local processes or a --scheduler dask cluster, with the same bits; finished units "
+                     "and results are cached by a hash of configuration, seed, code and library versions, so an "
+                     "interrupted run resumes and a rerun only replots."),
     )
     r.add_argument("configs", nargs="+", metavar="CONFIG", help="experiment TOML files")
     r.add_argument("--out", default="docs/figures", metavar="DIR", help="figure directory (default docs/figures)")
-    r.add_argument("--cache", default=".sgpverify-cache", metavar="DIR", help="cache directory")
+    r.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="local processes for the independent units (configuration x K x ...; default: all cores; "
+                        "1: serial); the results are the same bits whatever N")
+    _sweep_options(r)
+    r.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     r.set_defaults(func=_cmd_run)
 
     dp = sub.add_parser(
@@ -212,6 +221,70 @@ def build_parser():
     dp.add_argument("--json", action="store_true")
     dp.set_defaults(func=_cmd_distributed)
     return parser
+
+
+def _sweep_options(p):
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run the units on the dask.distributed cluster of this scheduler (e.g. tcp://HOST:8786; "
+                        "needs pip install 'sgpverify[cluster]'); same bits as --workers 1")
+    p.add_argument("--cache", default=".sgpverify-cache", metavar="DIR",
+                   help="cache of finished units (and, for run, of whole results): a rerun resumes where an "
+                        "interrupted one stopped (default .sgpverify-cache; delete it to clear)")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+
+
+def _executor_args(a, cmd):
+    """workers and scheduler of verify/run, checked: --workers defaults to all cores, unless --scheduler."""
+    from ._validate import check_int
+
+    if a.scheduler is not None:
+        if a.workers is not None:
+            raise UsageError(f"sgpverify {cmd}: error: --workers and --scheduler are exclusive (the cluster has its "
+                             f"own workers), got --workers {a.workers} and --scheduler {a.scheduler!r}")
+        a.workers = 1
+    elif a.workers is None:
+        import os
+
+        a.workers = max(1, os.cpu_count() or 1)
+    try:
+        check_int("--workers", a.workers, min_value=1)
+    except ValueError as exc:
+        raise UsageError(f"sgpverify {cmd}: error: {exc}") from None
+    return None if a.no_cache else a.cache
+
+
+class _UnitProgress:
+    """Counts finished units (and those loaded from the cache), with an optional bar on stderr."""
+
+    def __init__(self, a, err, total, desc):
+        self.total, self.cached, self.bar = total, 0, None
+        if not a.no_progress:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, desc=desc, unit="unit", file=err, mininterval=0.5,
+                            bar_format="{desc}: {n_fmt}/{total_fmt} units, {elapsed} {postfix}")
+
+    def __call__(self, msg):
+        self.cached += msg.endswith(": cached")
+        if self.bar is not None:
+            self.bar.set_postfix_str(msg, refresh=False)
+            self.bar.update(1)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+    def note(self, cache):
+        return f", {self.cached} of {self.total} units from the cache {cache}" if self.cached else ""
+
+
+def _connect(a):
+    """A dask client for --scheduler (checked before anything runs), or None."""
+    if a.scheduler is None:
+        return None, False
+    from .sweep import connect
+
+    return connect(a.scheduler, sname="--scheduler")
 
 
 def load_matrix(path):
@@ -388,34 +461,24 @@ def _cmd_verify(a, out, err=None):
     from .report import format_table, summary_line, write_report
     from .suite import run_suite
 
-    check_int("seed", a.seed, min_value=0)
-    if a.workers is None:
-        import os
+    from .suite import plan_units
 
-        a.workers = max(1, os.cpu_count() or 1)
-    check_int("workers", a.workers, min_value=1)
+    check_int("seed", a.seed, min_value=0)
+    cache = _executor_args(a, "verify")
     out_dir = Path(a.out)
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"sgpverify verify: error: --out must be a directory, got existing file {a.out!r}")
     cfg = _suite_config(a)
     err = err or sys.stderr
-    bar = None
-    if not a.no_progress:
-        from tqdm import tqdm
-
-        bar = tqdm(desc=f"verify ({cfg.name})", unit="step", file=err, mininterval=0.5,
-                   bar_format="{desc}: {n_fmt} steps, {elapsed} {postfix}")
+    client, owned = _connect(a)
+    progress = _UnitProgress(a, err, len(plan_units(cfg, a.controls, a.only)), f"verify ({cfg.name})")
     try:
-        def progress(msg):
-            if bar is not None:
-                bar.set_postfix_str(msg, refresh=False)
-                bar.update(1)
-
         result = run_suite(cfg, seed=a.seed, progress=progress, controls=a.controls, only=a.only,
-                           workers=a.workers)
+                           workers=a.workers, scheduler=client, cache=cache)
     finally:
-        if bar is not None:
-            bar.close()
+        progress.close()
+        if owned:
+            client.close()
     report = write_report(result, out_dir)
     if a.json:
         d = result.to_dict()
@@ -424,7 +487,7 @@ def _cmd_verify(a, out, err=None):
     else:
         out.write(format_table(result.checks) + "\n")
         out.write(f"\n{summary_line(result)}; report: {report} ({result.seconds:.0f} s, preset {cfg.name}, "
-                  f"seed {a.seed})\n")
+                  f"seed {a.seed}{progress.note(cache)})\n")
     return result.status
 
 
@@ -483,10 +546,20 @@ def _straggler_figure(res, outdir):
 
 
 def _cmd_run(a, out, err=None):
-    from .report import run_config
+    from .report import plan_configs, run_configs
 
-    for path in a.configs:
-        result, paths, hit = run_config(path, out=a.out, cache_dir=a.cache)
+    cache = _executor_args(a, "run")
+    planned = plan_configs(a.configs, cache_dir=cache)
+    client, owned = _connect(a)
+    progress = _UnitProgress(a, err or sys.stderr, sum(len(p.units) for p in planned), "run")
+    try:
+        outs = run_configs(a.configs, out=a.out, cache_dir=cache, workers=a.workers, scheduler=client,
+                           progress=progress, planned=planned, option_names=("--workers", "--scheduler"))
+    finally:
+        progress.close()
+        if owned:
+            client.close()
+    for path, (result, paths, hit) in zip(a.configs, outs):
         state = "cached" if hit else "ran"
         figs = ", ".join(str(p) for p in paths.values()) or "no figures"
         out.write(f"{path}: {state}; {figs}\n")
@@ -532,7 +605,10 @@ def main(argv=None, out=None, err=None):
     except UsageError as exc:
         err.write(f"{exc}\n")
         return 2
-    except (ValueError, TypeError, SGPVerifyError) as exc:  # includes DistributedError
+    except WorkerDiedError as exc:  # not a user mistake, not a bug here: one line, status 3
+        err.write(f"sgpverify {args.command}: error: {exc}\n")
+        return 3
+    except (ValueError, TypeError, SGPVerifyError) as exc:  # includes DistributedError, ClusterError
         cmd = getattr(locals().get("args"), "command", None)
         prefix = f"sgpverify {cmd}" if cmd else "sgpverify"
         err.write(f"{prefix}: error: {exc}\n")

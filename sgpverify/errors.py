@@ -11,6 +11,8 @@ __all__ = [
     "MixingAssumptionError",
     "SimulationDivergedError",
     "EffectiveStepWarning",
+    "WorkerDiedError",
+    "ClusterError",
 ]
 
 
@@ -27,6 +29,22 @@ class MixingAssumptionError(SGPVerifyError, ValueError):
 
 class SimulationDivergedError(SGPVerifyError, ArithmeticError):
     """A simulation produced NaN or infinite values."""
+
+
+class WorkerDiedError(SGPVerifyError, RuntimeError):
+    """A worker process died while running a unit of a sweep (named in the message and in ``unit``).
+
+    The units that had finished are cached: the same command resumes.
+    """
+
+    def __init__(self, message, unit=None):
+        super().__init__(message)
+        self.unit = unit
+
+
+class ClusterError(SGPVerifyError, ValueError):
+    """A dask cluster cannot be used: dask missing, no scheduler at the address, no worker,
+    or workers that run other code."""
 
 
 class EffectiveStepWarning(RuntimeWarning):

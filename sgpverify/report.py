@@ -5,10 +5,13 @@
 seed, versions). Everything is written into a temporary sibling directory and
 moved into place at the end, so a failure never leaves a half-written report.
 
-:func:`run_config` runs one experiment described by a TOML file (see
-``experiments/``), caching its raw results by a hash of the configuration, the
-sgpverify version and its source files (:func:`source_hash`), so that a rerun
-only replots and no result computed by other code is ever returned.
+:func:`run_configs` runs experiments described by TOML files (see
+``experiments/``), each split into independent units (:data:`SPLITS`) that run
+on any executor (:mod:`sgpverify.sweep`) with the same bits, caching each unit
+and each merged result by a hash of the configuration, the seed, the sgpverify
+version and its source files (:func:`source_hash`) and the library versions,
+so that an interrupted run resumes, a rerun only replots, and no result
+computed by other code is ever returned.
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ from ._json import jsonable
 from ._validate import read_toml, unknown_key
 from . import __version__
 
-__all__ = ["write_report", "format_table", "manifest", "run_config", "load_config", "source_hash", "EXPERIMENTS"]
+__all__ = ["write_report", "format_table", "manifest", "run_config", "run_configs", "plan_configs", "load_config",
+           "source_hash", "EXPERIMENTS", "SPLITS"]
 
 
 def _versions():
@@ -213,41 +217,169 @@ def source_hash():
 
 
 def _cache_key(exp, cfg, seed):
+    from .suite import _setting_code
+    from .sweep import environment
+
     blob = json.dumps({"experiment": exp, "config": cfg.to_dict(), "seed": seed, "version": __version__,
-                       "source": source_hash()}, sort_keys=True, default=list)
+                       "source": source_hash(), "environment": environment(), "setting": _setting_code(cfg)},
+                      sort_keys=True, default=list)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def run_config(path, out="docs/figures", cache_dir=".sgpverify-cache", progress=None):
-    """Run (or load from cache) one experiment config and write its figures.
+#: How an experiment of a TOML config splits into independent units: the SuiteConfig fields
+#: (tuples) that a unit restricts to one value, in the experiment's loop order (outermost first).
+#: A unit is the experiment function itself on the restricted configuration, with the run's seed
+#: (the experiments use the run's seed at every K, n and tau: replicas are paired across them, as in
+#: an unsplit run), so the merged result has the bits of the unsplit one (tests/test_sweep.py holds
+#: every split against the unsplit function). Experiments not listed run as one unit.
+SPLITS = {
+    "rates": ("topologies", "Ks"),
+    "speedup": ("topologies", "speedup_ns", "speedup_Ks"),
+    "delays": ("delay_Ks", "taus"),
+    "baselines": ("topologies", "baseline_Ks"),
+}
+#: Result fields that hold a split field's whole list (restored from the configuration when merging).
+_WHOLE = {"speedup": {"Ks": "speedup_Ks", "ns": "speedup_ns"}}
+
+
+def experiment_unit(exp, cfg, seed):
+    """The JSON-ready raw result of experiment ``exp`` on ``cfg`` (module-level: runs on any executor)."""
+    if exp == "constants":  # rates and constants side by side (docs/constants.md)
+        from .assumptions import constants_table
+
+        return jsonable({"n": cfg.n, "horizon": cfg.mixing_horizon,
+                         "rows": constants_table(cfg.n, cfg.mixing_horizon, seed)})
+    from . import suite
+
+    return jsonable(getattr(suite, f"exp_{exp}")(cfg, seed))
+
+
+def split_config(exp, cfg):
+    """``[(label, restricted config)]``: the units of experiment ``exp`` (see :data:`SPLITS`)."""
+    import itertools
+
+    fields = SPLITS.get(exp, ())
+    labels = cfg.to_dict()["topologies"]
+    if len(set(labels)) != len(labels):  # two schedules with one label would merge into one entry
+        fields = tuple(f for f in fields if f != "topologies")
+    out = []
+    for combo in itertools.product(*(range(len(getattr(cfg, f))) for f in fields)):
+        over = {f: (getattr(cfg, f)[j],) for f, j in zip(fields, combo)}
+        label = ", ".join(f"{f}={labels[j] if f == 'topologies' else getattr(cfg, f)[j]}"
+                          for f, j in zip(fields, combo))
+        out.append((label, dataclasses.replace(cfg, **over)))
+    return out
+
+
+def merge_units(exp, cfg, parts):
+    """The experiment's result from its units' results (in :func:`split_config` order): lists named
+    ``runs`` are concatenated, every other value must agree between the units."""
+    parts = [dict(p, **{k: list(getattr(cfg, f)) for k, f in _WHOLE.get(exp, {}).items()}) for p in parts]
+    return _merge(parts, exp)
+
+
+def _merge(parts, where):
+    first = parts[0]
+    if where.endswith(".runs") and all(isinstance(p, list) for p in parts):
+        return [r for p in parts for r in p]
+    if isinstance(first, dict) and all(isinstance(p, dict) for p in parts):
+        keys = list(dict.fromkeys(k for p in parts for k in p))
+        return {k: _merge([p[k] for p in parts if k in p], f"{where}.{k}") for k in keys}
+    if any(p != first for p in parts):
+        raise RuntimeError(f"the units of experiment {where.split('.')[0]} disagree on {where}: it does not "
+                           f"split into independent units (see sgpverify.report.SPLITS)")
+    return first
+
+
+@dataclasses.dataclass
+class PlannedConfig:
+    """One experiment config of ``sgpverify run``: what it runs, its cache file and its units."""
+
+    path: Path
+    experiment: str
+    config: object
+    seed: int
+    figures: list
+    cache_file: Path | None
+    hit: bool
+    parts: list  # [(label, restricted config)]
+    units: list  # [sweep.Unit], empty on a cache hit
+
+
+def plan_configs(paths, cache_dir=".sgpverify-cache"):
+    """Read and check every config, look each up in the cache, and list the units still to run.
+
+    ``cache_dir=None``: no cache (nothing read or written).
+    """
+    from . import plots, suite
+    from .sweep import Unit, unit_key
+
+    planned = []
+    for path in paths:
+        exp, cfg, seed, figures = load_config(path)
+        for f in figures:
+            if f not in plots.FIGURES:
+                raise ValueError(f"figures must be among {', '.join(plots.FIGURES)}, got {f!r} (in {path})")
+        cfile = None if cache_dir is None else Path(cache_dir) / f"{Path(path).stem}-{_cache_key(exp, cfg, seed)}.json"
+        hit = cfile is not None and cfile.is_file()
+        parts = [] if hit else split_config(exp, cfg)
+        setting = suite._setting_code(cfg) if cache_dir is not None and not hit else None
+        units = []
+        for label, sub in parts:
+            key = None
+            if setting is not None:
+                key = unit_key({"kind": "run", "experiment": exp, "config": sub.to_dict(), "setting": setting,
+                                "seed": seed})
+            name = f"{Path(path).name}: {exp}" + (f" [{label}]" if label else "")
+            units.append(Unit(name, experiment_unit, (exp, sub, seed), key))
+        planned.append(PlannedConfig(Path(path), exp, cfg, seed, figures, cfile, hit, parts, units))
+    return planned
+
+
+def run_configs(paths, out="docs/figures", cache_dir=".sgpverify-cache", workers=1, scheduler=None, progress=None,
+                planned=None, option_names=("workers", "scheduler")):
+    """Run (or load from the cache) experiment configs and write their figures.
+
+    The units of every config (:data:`SPLITS`) run together on ``workers``
+    local processes or on the dask cluster at ``scheduler``; each finished unit
+    is cached (``cache_dir/units/``), so an interrupted run resumes, and the
+    merged result too (``cache_dir/STEM-KEY.json``), so a rerun only replots.
+    The results do not depend on the executor. ``cache_dir=None``: no cache.
+
+    Returns ``[(result_dict, figure_paths, cache_hit)]``, one per config.
+    """
+    from . import plots
+    from .suite import _upload_files
+    from .sweep import UnitCache, run_units
+
+    planned = plan_configs(paths, cache_dir) if planned is None else planned
+    units = [u for p in planned for u in p.units]
+    store = UnitCache(cache_dir) if cache_dir is not None else None
+    files = sorted({f for p in planned if p.units for f in _upload_files(p.config)})
+    done = run_units(units, workers=workers, scheduler=scheduler, cache=store, progress=progress, files=files,
+                     option_names=option_names)
+    outs = []
+    for p in planned:
+        if p.hit:
+            result = json.loads(p.cache_file.read_text())
+        else:
+            mine, done = done[: len(p.units)], done[len(p.units):]
+            result = merge_units(p.experiment, p.config, mine)
+            if p.cache_file is not None:
+                p.cache_file.parent.mkdir(parents=True, exist_ok=True)
+                tmpf = p.cache_file.with_suffix(".tmp")
+                tmpf.write_text(json.dumps(result))
+                tmpf.replace(p.cache_file)
+        Path(out).mkdir(parents=True, exist_ok=True)
+        figs = {f: plots.render(f, {p.experiment: result}, Path(out) / f"{f}.png") for f in p.figures}
+        outs.append((result, figs, p.hit))
+    return outs
+
+
+def run_config(path, out="docs/figures", cache_dir=".sgpverify-cache", progress=None, workers=1, scheduler=None):
+    """Run (or load from cache) one experiment config and write its figures (see :func:`run_configs`).
 
     Returns ``(result_dict, figure_paths, cache_hit)``.
     """
-    from . import plots, suite
-
-    exp, cfg, seed, figures = load_config(path)
-    for f in figures:
-        if f not in plots.FIGURES:
-            raise ValueError(f"figures must be among {', '.join(plots.FIGURES)}, got {f!r} (in {path})")
-    cache = Path(cache_dir)
-    key = _cache_key(exp, cfg, seed)
-    cfile = cache / f"{Path(path).stem}-{key}.json"
-    hit = cfile.is_file()
-    if hit:
-        result = json.loads(cfile.read_text())
-    else:
-        if exp == "constants":  # rates and constants side by side (docs/constants.md)
-            from .assumptions import constants_table
-
-            result = jsonable({"n": cfg.n, "horizon": cfg.mixing_horizon,
-                               "rows": constants_table(cfg.n, cfg.mixing_horizon, seed)})
-        else:
-            fn = getattr(suite, f"exp_{exp}")
-            result = jsonable(fn(cfg, seed, progress=progress))
-        cache.mkdir(parents=True, exist_ok=True)
-        tmpf = cfile.with_suffix(".tmp")
-        tmpf.write_text(json.dumps(result))
-        tmpf.replace(cfile)
-    Path(out).mkdir(parents=True, exist_ok=True)
-    paths = {f: plots.render(f, {exp: result}, Path(out) / f"{f}.png") for f in figures}
-    return result, paths, hit
+    return run_configs([path], out=out, cache_dir=cache_dir, workers=workers, scheduler=scheduler,
+                       progress=progress)[0]

@@ -1722,17 +1722,76 @@ def _unit(cfg, seed, key, variant, mixing):
     return _run_experiments(cfg, seed, (key,), variant, None, base=base)[key]
 
 
-def _picklable(*objs):
-    import pickle
+def plan_units(config=QUICK, controls=False, only=None):
+    """The independent units of :func:`run_suite`: ``(experiment key, Variant)`` pairs, in run order.
 
-    try:
-        pickle.dumps(objs)
-        return True
-    except Exception:  # lambdas, local functions: run serially
-        return False
+    Found from :data:`CLAIMS` (the experiments of the chosen checks and of their
+    controls) and :data:`EXPERIMENT_ORDER`; ``("mixing", NONE)`` is among them
+    when Theorem 1 is checked (its units need the main mixing data).
+    """
+    if only is not None:
+        unknown = sorted(set(only) - set(CHECK_NAMES))
+        if unknown:
+            raise ValueError(f"check must be one of {', '.join(CHECK_NAMES)}, got {unknown[0]!r}")
+    claims = [c for c in CLAIMS if only is None or c.name in set(only)]
+    keys = set()
+    for c in claims:
+        keys.update(c.experiments)
+    if "theorem" in keys:
+        keys.add("mixing")
+    keys.add("weights")
+    order = list(EXPERIMENT_ORDER) + sorted(keys - set(EXPERIMENT_ORDER))
+    units = [(k, NONE) for k in order if k in keys]
+    if controls:
+        for c in claims:
+            for k in c.control.experiments:
+                if (k, c.control.variant) not in units:
+                    units.append((k, c.control.variant))
+    return units
 
 
-def run_suite(config=QUICK, seed=0, progress=None, controls=False, only=None, workers=1):
+def _setting_code(cfg):
+    """Fingerprints of the user's code in the setting (problem, schedules), for the cache key;
+    None if some of it is not pinned by a file (a lambda, a local function): not cached."""
+    from .sweep import code_fingerprint
+
+    out = {}
+    specs = [("problem", cfg.problem)] + [(f"topologies[{i}]", t) for i, t in enumerate(cfg.topologies)]
+    for what, spec in specs:
+        if isinstance(spec, str) and ":" not in spec:
+            continue  # built in: covered by sgpverify's own source
+        fp = code_fingerprint(_load_attr(spec) if isinstance(spec, str) else spec)
+        if fp is None:
+            return None
+        out[what] = fp
+    return out
+
+
+def _suite_unit(config, seed, k, v, mixing, setting, cache):
+    from .sweep import Unit, unit_key
+
+    key = None
+    if cache is not None and setting is not None:
+        try:
+            key = unit_key({"kind": "verify", "config": config.to_dict(), "setting": setting, "seed": seed,
+                            "experiment": k, "variant": dataclasses.asdict(v)})
+        except TypeError:  # a setting value that is not JSON: not cached
+            key = None
+    return Unit(f"{k} ({v.name})", _unit, (config, seed, k, v, mixing if k == "theorem" else None), key)
+
+
+def _upload_files(cfg):
+    """The file of a MODULE:ATTR problem, for dask workers that cannot import it from here."""
+    if isinstance(cfg.problem, str) and ":" in cfg.problem:
+        mod = sys.modules.get(cfg.problem.partition(":")[0])
+        f = getattr(mod, "__file__", None)
+        if f and os.path.basename(f) != "__init__.py":
+            return [f]
+    return []
+
+
+def run_suite(config=QUICK, seed=0, progress=None, controls=False, only=None, workers=1, scheduler=None,
+              cache=None):
     """Run every experiment and derive the checks (and, with ``controls``, their controls).
 
     Parameters
@@ -1743,8 +1802,8 @@ def run_suite(config=QUICK, seed=0, progress=None, controls=False, only=None, wo
     seed : int
         Seed of problems, topologies and gradient noise.
     progress : callable, optional
-        Called with a short message after each experiment step (serial) or each
-        finished unit (``workers > 1``).
+        Called with a short message after each finished unit (:func:`plan_units`),
+        ``"NAME: cached"`` for a unit loaded from the cache.
     controls : bool
         Also run each check on its negative control.
     only : iterable of str, optional
@@ -1754,55 +1813,45 @@ def run_suite(config=QUICK, seed=0, progress=None, controls=False, only=None, wo
         serially. The bits do not depend on it: each unit is deterministic in its
         configuration, seed and variant. A setting that cannot be pickled (a
         lambda as problem or topology) runs serially.
+    scheduler : str or distributed.Client, optional
+        Run the units on this dask.distributed cluster instead (an address such
+        as ``"tcp://HOST:8786"``; needs ``pip install 'sgpverify[cluster]'``).
+        Same bits.
+    cache : str or path, optional
+        Directory of the unit cache (:class:`sgpverify.sweep.UnitCache`): finished
+        units are loaded from it and new ones stored as they finish, so a run
+        that was interrupted resumes. Keyed by configuration, seed, experiment,
+        variant, sgpverify's source and library versions (and the source file of
+        a user's problem or schedule; a lambda disables the cache). Default:
+        no cache.
     """
     from ._validate import check_int
+    from .sweep import UnitCache, connect, run_units
 
     workers = check_int("workers", workers, min_value=1)
+    if scheduler is not None and workers > 1:
+        raise ValueError(f"workers and scheduler are exclusive (the cluster has its own workers), got "
+                         f"workers = {workers} and scheduler = {scheduler!r}")
     t0 = time.perf_counter()
+    units = plan_units(config, controls, only)
     claims = [c for c in CLAIMS if only is None or c.name in set(only)]
-    if only is not None:
-        unknown = sorted(set(only) - set(CHECK_NAMES))
-        if unknown:
-            raise ValueError(f"check must be one of {', '.join(CHECK_NAMES)}, got {unknown[0]!r}")
-    keys = set()
-    for c in claims:
-        keys.update(c.experiments)
-    if "theorem" in keys:
-        keys.add("mixing")
-    keys.add("weights")
-    units = [(k, NONE) for k in EXPERIMENT_ORDER if k in keys]
-    if controls:
-        for c in claims:
-            for k in c.control.experiments:
-                if (k, c.control.variant) not in units:
-                    units.append((k, c.control.variant))
-    needs_mixing = any(k == "theorem" for k, _ in units)
-    results = {}
-    if needs_mixing:  # the theorem units need the main mixing data: it comes first (about a second)
-        results[("mixing", NONE)] = _unit(config, seed, "mixing", NONE, None)
-        if progress:
-            progress("mixing")
-    mixing = results.get(("mixing", NONE))
-    todo = [u for u in units if u not in results]
-    if workers > 1 and len(todo) > 1 and _picklable(config, todo, mixing):
-        import concurrent.futures as cf
-        import multiprocessing as mp
-
-        with cf.ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as pool:
-            futs = {pool.submit(_unit, config, seed, k, v, mixing if k == "theorem" else None): (k, v)
-                    for k, v in todo}
-            for fut in cf.as_completed(futs):
-                k, v = futs[fut]
-                try:
-                    results[(k, v)] = fut.result()
-                except cf.process.BrokenProcessPool as exc:
-                    raise RuntimeError(f"a worker died while running unit {k} ({v.name}): {exc}") from None
-                if progress:
-                    progress(f"{k} ({v.name}) done")
-    else:
-        for k, v in todo:
-            data_k = _run_experiments(config, seed, (k,), v, progress, base={"mixing": mixing} if mixing else None)
-            results[(k, v)] = data_k[k]
+    store = UnitCache(cache) if cache is not None else None
+    setting = _setting_code(config) if store is not None else None
+    client, owned = (connect(scheduler) if scheduler is not None else (None, False))
+    try:
+        ex = dict(workers=workers, scheduler=client, cache=store, progress=progress, files=_upload_files(config))
+        results = {}
+        if ("mixing", NONE) in units and any(k == "theorem" for k, _ in units):
+            # the theorem units need the main mixing data: it comes first (about a second)
+            results[("mixing", NONE)] = run_units([_suite_unit(config, seed, "mixing", NONE, None, setting, store)],
+                                                  **ex)[0]
+        mixing = results.get(("mixing", NONE))
+        todo = [u for u in units if u not in results]
+        done = run_units([_suite_unit(config, seed, k, v, mixing, setting, store) for k, v in todo], **ex)
+        results.update(zip(todo, done))
+    finally:
+        if owned:
+            client.close()
     data = {k: results[(k, NONE)] for k, v in units if v == NONE}
     checks = []
     for claim in claims:
@@ -1824,7 +1873,7 @@ def run_suite(config=QUICK, seed=0, progress=None, controls=False, only=None, wo
 
 
 def verify(problem=None, topology=None, *, tau=None, delay=None, preset="quick", seed=0, controls=False,
-           nodes=None, dim=None, progress=None, workers=1, **settings):
+           nodes=None, dim=None, progress=None, workers=1, scheduler=None, cache=None, **settings):
     """Does SGP behave as its theory says on *this* problem and schedule?
 
     Parameters
@@ -1844,6 +1893,10 @@ def verify(problem=None, topology=None, *, tau=None, delay=None, preset="quick",
         Also run every check's negative control.
     workers : int
         Local processes (see :func:`run_suite`); the result does not depend on it.
+    scheduler : str or distributed.Client, optional
+        Address of a dask.distributed scheduler to run the units on (see :func:`run_suite`).
+    cache : str or path, optional
+        Unit cache directory (see :func:`run_suite`); default none.
     nodes, dim : int, optional
         n and d of the main experiments.
     **settings
@@ -1878,7 +1931,8 @@ def verify(problem=None, topology=None, *, tau=None, delay=None, preset="quick",
         over["d"] = dim
     cfg = config_from_dict(over, PRESETS[preset])
     validate_config(cfg)
-    return run_suite(cfg, seed=seed, progress=progress, controls=controls, only=only, workers=workers)
+    return run_suite(cfg, seed=seed, progress=progress, controls=controls, only=only, workers=workers,
+                     scheduler=scheduler, cache=cache)
 
 
 def validate_config(cfg):

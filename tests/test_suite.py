@@ -156,7 +156,7 @@ def test_exit_status(verdicts, controls, status):
 def test_cli_verify_json_exit_code_and_controls(quick, tmp_path, monkeypatch, capsys):
     seen = {}
 
-    def fake(cfg, seed=0, progress=None, controls=False, only=None, workers=1):
+    def fake(cfg, seed=0, progress=None, controls=False, only=None, workers=1, **executor):
         seen.update(cfg=cfg, controls=controls, only=only)
         return quick
 
