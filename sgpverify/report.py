@@ -231,11 +231,11 @@ def _cache_key(exp, cfg, seed):
 #: A unit is the experiment function itself on the restricted configuration, with the run's seed
 #: (the experiments use the run's seed at every K, n and tau: replicas are paired across them, as in
 #: an unsplit run), so the merged result has the bits of the unsplit one (tests/test_sweep.py holds
-#: every split against the unsplit function). Experiments not listed run as one unit.
+#: every split against the unsplit function). Experiments not listed run as one unit (delays: its K
+#: ladder joins delay_Ks and Ks, and its product constants cover every tau, so it does not split).
 SPLITS = {
     "rates": ("topologies", "Ks"),
     "speedup": ("topologies", "speedup_ns", "speedup_Ks"),
-    "delays": ("delay_Ks", "taus"),
     "baselines": ("topologies", "baseline_Ks"),
 }
 #: Result fields that hold a split field's whole list (restored from the configuration when merging).

@@ -45,6 +45,11 @@ def test_scaling_needs_local_gradients():
     assert "local_grad" in data["scaling"]["error"] and data["scaling"]["not_applicable"]
     res = suite._evaluate(suite._BY_NAME["consensus-scaling"], cfg, data)
     assert res["verdict"] == "inconclusive" and "local_grad" in res["detail"]
+    # a check that also reads other experiments (mass conservation) uses those
+    small = suite.dataclasses.replace(CFG, Ks=(64, 128), rate_replicas=3)
+    data.update(suite._run_experiments(small, 0, ("rates",)))
+    mass = suite._evaluate(suite._BY_NAME["mass-conservation"], small, data)
+    assert mass["verdict"] == "pass", mass
 
 
 # ---------------------------------------------------------------- iteration complexity

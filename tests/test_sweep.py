@@ -32,7 +32,7 @@ RUNS = {
     "s.toml": 'experiment = "speedup"\nseed = 1\nfigures = []\n[config]\nspeedup_ns = [4, 8]\n'
               'speedup_Ks = [128, 256]\nspeedup_replicas = 4\ntopologies = ["exponential"]\n',
     "d.toml": 'experiment = "delays"\nseed = 1\nfigures = []\n[config]\nn = 8\ntaus = [0, 2]\n'
-              'delay_Ks = [64, 128]\ndelay_replicas = 4\n',
+              'delay_Ks = [64, 128]\nKs = [64, 128]\ndelay_replicas = 4\n',
 }
 
 #: a user problem that kills its worker process (exit code 7) on the speedup unit's n = 4 while
@@ -118,13 +118,13 @@ def test_run_workers_2_gives_the_serial_bits_and_a_rerun_loads_the_cache(run_dir
         [f] = (tmp_path / "c").glob(f"{n[0]}-*.json")
         assert f.read_text() == unsplit(run_dir / n)  # same bits as one serial unsplit run
     n_units = len(list((tmp_path / "c" / "units").glob("*.pkl")))
-    assert n_units == sum(len(report.split_config(*report.load_config(run_dir / n)[:2])) for n in RUNS) == 14
+    assert n_units == sum(len(report.split_config(*report.load_config(run_dir / n)[:2])) for n in RUNS) == 11
     # whole results gone, units kept: the rerun merges the cached units without running any
     for f in (tmp_path / "c").glob("*.json"):
         f.unlink()
     seen = []
     outs = report.run_configs(paths, out=tmp_path / "f", cache_dir=tmp_path / "c", progress=seen.append)
-    assert len(seen) == 14 and all(m.endswith(": cached") for m in seen)
+    assert len(seen) == 11 and all(m.endswith(": cached") for m in seen)
     assert [json.dumps(o[0]) for o in outs] == [unsplit(run_dir / n) for n in RUNS]
 
 
