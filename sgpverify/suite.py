@@ -1752,6 +1752,18 @@ def plan_units(config=QUICK, controls=False, only=None):
     return units
 
 
+#: Relative cost of a unit (CPU seconds of the quick preset on this project's machine, main run and
+#: control); only the order in which units are handed to the workers depends on it, never a result.
+_COSTS = {"topologies": (25, 20), "delays": (23, 20), "scaling": (20, 20), "speedup": (20, 12),
+          "theorem": (13, 14), "complexity": (8, 11), "rates": (10, 5), "baselines": (10, 3), "descent": (2, 2)}
+
+
+def _unit_cost(unit):
+    key, variant = unit
+    main, ctl = _COSTS.get(key, (1, 1))
+    return main if variant == NONE else ctl
+
+
 def _setting_code(cfg):
     """Fingerprints of the user's code in the setting (problem, schedules), for the cache key;
     None if some of it is not pinned by a file (a lambda, a local function): not cached."""
@@ -1848,7 +1860,8 @@ def run_suite(config=QUICK, seed=0, progress=None, controls=False, only=None, wo
             results[("mixing", NONE)] = run_units([_suite_unit(config, seed, "mixing", NONE, None, setting, store)],
                                                   **ex)[0]
         mixing = results.get(("mixing", NONE))
-        todo = [u for u in units if u not in results]
+        # longest first, so that the last units to finish are short ones (results go back by unit)
+        todo = sorted((u for u in units if u not in results), key=_unit_cost, reverse=True)
         done = run_units([_suite_unit(config, seed, k, v, mixing, setting, store) for k, v in todo], **ex)
         results.update(zip(todo, done))
     finally:
