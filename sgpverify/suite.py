@@ -1289,8 +1289,7 @@ def check_peers(cfg, data):
     tc = rates.test_limit(x, C, predicted=-RATE_DELTA, delta=RATE_DELTA, omega=RATIO_OMEGAS, bound_only=True)
     s2_ok = None if a["S2"] is None or b["S2"] is None else b["S2"] < a["S2"]
     verdicts = [ts.verdict, tc.verdict, "inconclusive" if s2_ok is None else ("pass" if s2_ok else "fail")]
-    qa, qb = a.get("q_exact") if a.get("q_exact") is not None else a.get("q_lyapunov"), \
-        b.get("q_exact") if b.get("q_exact") is not None else b.get("q_lyapunov")
+    qa, qb = (sch["q_exact"] if sch.get("q_exact") is not None else sch.get("q_lyapunov") for sch in (a, b))
     q_note = ""
     if qa is not None and qb is not None:
         q_note = (f"; q (exact or Lyapunov) {qa:.4g} -> {qb:.4g}: " + ("improves" if qb < qa else
@@ -1368,13 +1367,10 @@ def check_complexity(cfg, data):
     levels = [float(np.mean([get[n, T].mean() for n in ns])) for T in Ts]
     u = np.log(np.asarray(ns, float))
     uc = u - u.mean()
+    ladders = [(np.log(np.array([T // n for T in Ts], float)), np.array([get[n, T] for T in Ts]).T) for n in ns]
     E = np.empty((R, len(Ts)))
     for j, lev in enumerate(levels):
-        LK = np.empty((R, len(ns)))
-        for i, n in enumerate(ns):
-            logK = np.log(np.array([T // n for T in Ts], float))
-            Y = np.array([get[n, T] for T in Ts]).T  # (R, len(Ts))
-            LK[:, i] = [_iterations_to(logK, Y[r], lev) for r in range(R)]
+        LK = np.array([[_iterations_to(logK, Y[r], lev) for logK, Y in ladders] for r in range(R)])  # (R, len(ns))
         E[:, j] = (LK - LK.mean(axis=1, keepdims=True)) @ uc / float(uc @ uc)
     t = rates.test_limit(np.asarray(Ts, float), E, predicted=-1.0, delta=RATE_DELTA, omega=RATE_OMEGA)
     detail = (f"exponential graph, n = {', '.join(map(str, ns))}, budgets T = nK = {', '.join(map(str, Ts))}: levels "
@@ -1462,6 +1458,11 @@ def check_baselines(cfg, data):
 def _c(name, desc, exps, **variant):
     return Control(name, desc, Variant(name=name, **variant), exps)
 
+
+#: The control of topology-ratio and peers: one unit of the topology experiment serves both.
+_SHARED_NOISE_COMPARED = _c("shared-noise", "on the compared schedules, gradient noise of the declared variance "
+                            "common to all nodes (workers seeded alike; the reference intact): the leading term "
+                            "changes", ("topologies",), shared_noise=True)
 
 CLAIMS = (
     Claim("stationarity-rate",
@@ -1565,9 +1566,7 @@ CLAIMS = (
           "of topology_Ks, extrapolated to K -> oo with K^-1/2 and K^-1 correction terms",
           f"pass iff, for every compared schedule, the 95% interval of the limit lies in 0 +- {RATE_DELTA}; fail "
           "iff outside, or the ratios recede from 1; inconclusive otherwise",
-          _c("shared-noise", "on the compared schedules, gradient noise of the declared variance common to all "
-             "nodes (workers seeded alike; the reference intact): the leading term changes", ("topologies",),
-             shared_noise=True),
+          _SHARED_NOISE_COMPARED,
           check_topologies),
     Claim("peers",
           "One more peer per step improves mixing (the consensus constant and the consensus error) and leaves the "
@@ -1577,9 +1576,7 @@ CLAIMS = (
           f"pass iff the stationarity limit's 95% interval lies in 0 +- {RATE_DELTA}, the consensus limit's interval "
           "lies below 0 and S2 is smaller; fail iff either limit's interval lies on the wrong side or S2 is "
           "larger; inconclusive otherwise",
-          _c("shared-noise", "on the compared schedules, gradient noise of the declared variance common to all "
-             "nodes (workers seeded alike; the reference intact): the leading term changes", ("topologies",),
-             shared_noise=True),
+          _SHARED_NOISE_COMPARED,
           check_peers),
     Claim("consensus-scaling",
           "The consensus error is driven by the gradient noise and the heterogeneity: O(gamma^2 (sigma^2 + "
