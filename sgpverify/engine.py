@@ -32,7 +32,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from . import metrics
+from . import _kernels, metrics
 from ._validate import check_choice, check_float, check_int, check_seed
 from .errors import EffectiveStepWarning, MixingAssumptionError, SimulationDivergedError
 from .graphs import Topology, is_strongly_connected, normalize_edges
@@ -173,13 +173,28 @@ class _Split:
     off-diagonal messages ``off`` (CSR/CSC). ``keeps_ones``: whether the
     weight gossip maps an all-ones weight array to exactly 1 again (None until
     measured; cached with the step, so a periodic doubly stochastic schedule
-    measures it once per step of the period and then skips the weight gossip)."""
+    measures it once per step of the period and then skips the weight gossip).
 
-    __slots__ = ("diag", "diag3", "off", "keeps_ones")
+    From a topology the messages are kept as ``edges`` = (src, dst, vals),
+    sorted by sender, and ``off`` (CSC) is built from them when first asked
+    for: the compiled step (:mod:`sgpverify._kernels`) reads the edges
+    directly, and ``rows`` caches their regrouping by receiver."""
 
-    def __init__(self, diag, off):
-        self.diag, self.off, self.keeps_ones = diag, off, None
+    __slots__ = ("diag", "diag3", "_off", "keeps_ones", "edges", "rows", "csr")
+
+    def __init__(self, diag, off, edges=None):
+        self.diag, self._off, self.keeps_ones = diag, off, None
         self.diag3 = diag[:, None, None]
+        self.edges = edges
+        self.rows = None
+        self.csr = None if off is None or off.by_column else (off.indptr, off.indices, off.data)
+
+    @property
+    def off(self):
+        if self._off is None:
+            src, dst, vals = self.edges
+            self._off = _CSR.from_sorted_cols(self.diag.shape[0], dst, src, vals)
+        return self._off
 
 
 class _Mixer:
@@ -247,7 +262,11 @@ class _Mixer:
             src, dst, vals = src[keep], dst[keep], vals[keep]
             d = d[keep] if d is not None else None
         if self.tau == 0:
-            out = (None, _Split(diag, build(n, dst, src, vals)), lost_share)
+            if by_sender:  # the CSC is built when the numpy path asks for it
+                edges = (np.ascontiguousarray(src), np.ascontiguousarray(dst), np.ascontiguousarray(vals, dtype=float))
+                out = (None, _Split(diag, None, edges), lost_share)
+            else:
+                out = (None, _Split(diag, build(n, dst, src, vals)), lost_share)
         elif by_sender:
             # the same parts as below, built together: one stable sort by delay
             # (senders stay in order within a delay) and one count per (delay, sender)
@@ -521,8 +540,11 @@ def simulate(
     # and the mass error is deferred and done for a chunk of records at once
     # (_flush), with the same operations in the same order per record; only
     # what depends on the problem (full_grad, value) and the finiteness test
-    # run at each record.
+    # run at each record, unless the problem says (``batch_metrics``) that its
+    # full_grad and value take any leading axes and give, record by record,
+    # the bits of one call per record: then they too run once per chunk.
     chunk = _DEFER_ELEMS // (n * R * d)
+    batch_metrics = bool(getattr(problem, "batch_metrics", False))
     if chunk >= 4:
         zbuf, xbuf, gbuf = np.empty((chunk, n, R, d)), np.empty((chunk, R, d)), np.empty((chunk, R, d))
         sbuf = np.empty((chunk, n, R, d))  # the step directions, for step_sq
@@ -542,7 +564,12 @@ def simulate(
             sq = D.sum(axis=-1)  # (c, n, R): each node's squared distance, as metrics.consensus
             # nodes added in order (as metrics._sum_rows), then / n
             np.divide(np.add.accumulate(sq, axis=1)[:, -1], n, out=ser["consensus"][i0 : i0 + c])
-            ser["grad_norm_sq"][i0 : i0 + c] = np.sum(gbuf[:c] ** 2, axis=-1)
+            if batch_metrics:
+                xb = xbuf[:c]
+                ser["grad_norm_sq"][i0 : i0 + c] = np.sum(np.asarray(problem.full_grad(xb), dtype=float) ** 2, axis=-1)
+                s_val[i0 : i0 + c] = problem.value(xb)
+            else:
+                ser["grad_norm_sq"][i0 : i0 + c] = np.sum(gbuf[:c] ** 2, axis=-1)
             if track_mass:
                 ser["mass_error"][i0 : i0 + c] = np.max(np.abs(tbuf[:c] - (mass0 - gamma * abuf[:c])), axis=-1)
         pending[:] = [pending[0] + c, 0]
@@ -597,7 +624,8 @@ def simulate(
         if j >= 0:
             xbar = np.divide(tot, n, out=xbuf[j])  # (R, d)
             np.copyto(zbuf[j], Zr)
-            gbuf[j] = problem.full_grad(xbar)
+            if not batch_metrics:
+                gbuf[j] = problem.full_grad(xbar)
             if track_mass:
                 if tot is not tbuf[j]:
                     tbuf[j] = tot
@@ -608,7 +636,8 @@ def simulate(
             s_gn[i] = np.sum(np.asarray(problem.full_grad(xbar), dtype=float) ** 2, axis=-1)
             if track_mass:
                 s_me[i] = np.max(np.abs(tot - (mass0 - gamma * applied)), axis=-1)
-        s_val[i] = problem.value(xbar)
+        if j < 0 or not batch_metrics:
+            s_val[i] = problem.value(xbar)
         if w_ones:  # the sum of n ones is n exactly: weight_error 0, min = max = 1
             ones_records[0] = i + 1
         else:
@@ -622,6 +651,10 @@ def simulate(
             z_history.append(Zr.transpose(1, 0, 2).copy())
 
     small_step = push and tau == 0 and not send_before_step and X.size < _BLAS_MIN and _csr_matvecs is not None
+    # the compiled fused step (numba, the `fast` extra): same operations, same order, same bits
+    fused = _Fused(n, R * d, X.size >= _BLAS_MIN, mixer.cacheable) if push and tau == 0 and \
+        not send_before_step and _kernels.enabled() else None
+    z_ready = False  # Z = X / w already written for this step (by the fused step)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for k in range(n_iter):
             recording = k % record_every == 0
@@ -637,12 +670,14 @@ def simulate(
                 if gradients.major:
                     G = gradients.at(st.X, st.w if debias else None)
                 elif debias:
-                    np.divide(st.X, st.w[:, :, None], out=Z)
+                    if not z_ready:  # else the fused step wrote it with the same division
+                        np.divide(st.X, st.w[:, :, None], out=Z)
                     G = gradients(Z)
                 else:
                     G = gradients(st.X)
             else:
                 G = gradients.at(st.X) if gradients.major else gradients(st.X)
+            z_ready = False
             # 2. local momentum (never communicated)
             if U is not None:
                 U *= beta
@@ -656,7 +691,15 @@ def simulate(
             # 3. the step and the gossip
             if push:
                 parts, split, lost = mixer.step(k)
-                if small_step and split is not None and lost is None and G.shape == st.X.shape:
+                if fused is not None and split is not None and lost is None and G.shape == st.X.shape \
+                        and G.flags.c_contiguous:
+                    z_ready = fused.step(st, G, -gamma, split, applied if track_mass else None, ones, k, gamma,
+                                         problem, w_low, Z if fused.large and debias and not gradients.major
+                                         and not np.may_share_memory(G, Z) else None)
+                    if progress is not None:
+                        progress(k)
+                    continue
+                elif small_step and split is not None and lost is None and G.shape == st.X.shape:
                     if track_mass:
                         _track(applied, G, ones, st, k, gamma, problem, w_low)
                     _step_small(st, G, -gamma, split)
@@ -742,6 +785,13 @@ class _State:
         self.inbox = [np.zeros_like(X) for _ in range(n_slots)]
         self.inbox_w = [np.zeros((n, R)) for _ in range(n_slots)]
         self.w_ones = True  # every weight exactly 1 (tracked by the weight gossip)
+
+    @classmethod
+    def of(cls, X, w):
+        """A view of a state (X, w) without an inbox (for the finiteness checks)."""
+        st = cls.__new__(cls)
+        st.X, st.w, st.inbox, st.inbox_w, st.w_ones = X, w, [], [], False
+        return st
 
 
 def _gossip(k, st, parts, mix_weights=True, split=None):
@@ -902,6 +952,64 @@ def _step_small(st, G, a, split):
     st.X, st.inbox[0] = out, X
     if not (st.w_ones and split.keeps_ones):
         _gossip_weights(st, split)
+
+
+class _Fused:
+    """The SGP step without delays through :mod:`sgpverify._kernels`:
+    ``_track`` + ``_axpy`` + ``_gossip`` + ``_gossip_weights`` (+ the next
+    step's de-biasing divide) in fewer passes over memory, bit-equal to them.
+    The node sum of the steps for the mass tracking is fused when the numpy
+    path sums node by node (large arrays); small arrays keep ``_track`` (a
+    BLAS product, whose order a kernel cannot copy)."""
+
+    __slots__ = ("k", "msum", "large", "cache_rows")
+
+    def __init__(self, n, m, large, cache_rows):
+        self.k = _kernels.Step(n)
+        self.large = large
+        self.msum = np.empty(m) if large else None
+        self.cache_rows = cache_rows  # the mixer caches its steps: so can the regrouped edges
+
+    def step(self, st, G, a, split, applied, ones, k, gamma, problem, w_low, Z=None):
+        """One step; with ``Z`` (large arrays, de-biasing on), also the next
+        step's ``Z = X / w`` when the weights are not all 1 (returns whether)."""
+        X = st.X
+        n = X.shape[0]
+        msum = None
+        if applied is not None:
+            if self.large:
+                msum = self.msum
+            else:
+                _track(applied, G, ones, st, k, gamma, problem, w_low)
+        # the weights first (they do not depend on X): the kernel can then de-bias
+        w_old = st.w
+        edges, csr = split.edges, split.csr
+        if edges is None and csr is None:  # pragma: no cover - the mixer gives one of them
+            csr = (split.off.indptr, split.off.indices, split.off.data)
+        if not (st.w_ones and split.keeps_ones):  # as _gossip_weights
+            out_w = st.inbox_w[0]
+            _kernels.Step.weights(st.w, split.diag, edges, csr, out_w)
+            if st.w_ones:
+                split.keeps_ones = st.w_ones = bool(np.all(out_w == 1.0))
+            st.w, st.inbox_w[0] = out_w, st.w
+        z_out = Z is not None and not st.w_ones
+        out = st.inbox[0]
+        X2 = X.reshape(n, -1)
+        rows = None
+        if edges is not None and X2.shape[1] > _kernels.SHORT:
+            rows = split.rows
+            if rows is None:
+                rows = self.k.rows(n, edges)
+                if self.cache_rows:
+                    rows = split.rows = tuple(r.copy() for r in rows)
+        self.k.run(X2, G.reshape(n, -1), a, split.diag, edges, csr, out.reshape(n, -1), msum,
+                   Z.reshape(n, -1) if z_out else None, st.w if z_out else None, X.shape[2], rows=rows)
+        if msum is not None:  # _track's large branch: applied += the node-by-node sum
+            applied += msum.reshape(applied.shape)
+            if not math.isfinite(np.add.reduce(applied, axis=None)):  # the state the numpy path inspects
+                _check_finite_step(_State.of(X, w_old), G, k, gamma, problem, w_low)
+        st.X, st.inbox[0] = out, X
+        return z_out
 
 
 def _gradients(problem, Z, rngs, R, out=None):

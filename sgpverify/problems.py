@@ -50,6 +50,11 @@ class Problem:
     zeta2: float
     f_lower: float
     f_star = None
+    #: True when ``value`` and ``full_grad`` accept any leading axes and give, for
+    #: each row, the same bits as a call on that row alone: the engine then
+    #: evaluates a chunk of records in one call. False (the default) for anything
+    #: computed with BLAS products, whose rounding may depend on the batch shape.
+    batch_metrics = False
 
     def constants(self):
         """The certified constants as a dict (``f_star``: true minimum, or None)."""
@@ -131,6 +136,9 @@ class QuadraticCosine(Problem):
     """
 
     name = "QuadraticCosine"
+    #: value and full_grad are elementwise plus sums over the last axis: any
+    #: leading axes, the same bits row by row (the engine batches its records)
+    batch_metrics = True
 
     def __init__(self, n, d, *, alpha=0.5, heterogeneity=1.0, sigma=0.1, a_min=0.1, a_max=1.0, seed=0):
         self.n_nodes = check_int("n", n, min_value=1)
@@ -233,6 +241,9 @@ class DoubleWell(Problem):
     """
 
     name = "DoubleWell"
+    #: value and full_grad are elementwise plus sums over the last axis: any
+    #: leading axes, the same bits row by row (the engine batches its records)
+    batch_metrics = True
 
     def __init__(self, n, d, *, beta=2.0, s=1.0, heterogeneity=0.5, sigma=0.1, seed=0):
         self.n_nodes = check_int("n", n, min_value=1)

@@ -1,0 +1,289 @@
+"""Compiled kernels for the engine's SGP step (optional: the ``fast`` extra, numba).
+
+The numpy path of :mod:`sgpverify.engine` stays the reference. A kernel here
+does the same floating-point operations in the same order, fused into fewer
+passes over memory, so that a run gives the same bits with or without numba
+(``tests/test_kernels.py`` compares every Trace field of both paths, and
+``benchmarks/engine_bits.py`` compares whole runs).
+
+One SGP step without delays (the numpy path: ``_track`` or ``_node_sum``,
+``_axpy``, ``_gossip``, ``_gossip_weights``, the de-biasing divide) is::
+
+    y_j = x_j + (a * g_j)                          # a = -gamma; two roundings
+    out_i = diag_i * y_i                           # the self share
+    out_i += p_ij * y_j  for each message j -> i   # senders ascending, then edge order
+    msum = g_0 + g_1 + ... + g_{n-1}               # node by node (numpy's axis-0 sum)
+    w'_i = diag_i * w_i;  w'_i += p_ij * w_j       # the weights, in the same order
+    z_i = out_i / w'_i                             # the next step's de-biased point
+
+Two orders of work give these same bits:
+
+- *by receiver* (long rows, the memory-bound regime): each output row is
+  written once, by blocks that stay in L1, with ``y_j`` recomputed where it
+  is read and the de-biased row written from the same block. Messages given
+  as edges sorted by sender are regrouped by receiver with a stable counting
+  sort, which keeps each receiver's senders ascending: the order in which
+  scipy's ``csc_matvecs`` adds them.
+- *by sender* (short rows, large n, random graphs): the self shares in one
+  sequential pass, then the messages in edge order (``out[dst] += p y_src``):
+  one random stream instead of two, and no sort.
+
+No ``fastmath``: LLVM does not contract ``a * b + c`` into a fused
+multiply-add without it, so every operation rounds as in numpy.
+
+Set the environment variable ``SGPVERIFY_KERNELS=numpy`` to run the numpy
+path even when numba is installed.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+try:  # pragma: no cover - depends on the environment
+    import numba as _numba
+except ImportError:  # pragma: no cover
+    _numba = None
+
+__all__ = ["available", "enabled"]
+
+#: Elements of one block of a row in the by-receiver kernel (8 KB of each array).
+_BLOCK = 1024
+#: Rows up to this many entries are short: direct indexing, and the by-sender
+#: kernel for edge lists.
+SHORT = 16
+
+
+def available():
+    """Whether numba is installed (the ``fast`` extra)."""
+    return _numba is not None
+
+
+def enabled():
+    """Whether the engine uses the compiled kernels: numba installed and
+    ``SGPVERIFY_KERNELS`` not set to ``numpy``."""
+    mode = os.environ.get("SGPVERIFY_KERNELS", "auto").strip().lower()
+    if mode in ("numpy", "off", "0", "no", "false"):
+        return False
+    if mode not in ("auto", "numba", "on", "1", "yes", "true", ""):
+        raise ValueError(f"SGPVERIFY_KERNELS must be 'auto', 'numba' or 'numpy', got {mode!r}")
+    if _numba is None:
+        if mode in ("numba", "on", "1", "yes", "true"):
+            raise ImportError("SGPVERIFY_KERNELS=numba needs numba: pip install 'sgpverify[fast]'")
+        return False
+    return True
+
+
+# ---------------------------------------------------------------- the kernels
+# Plain Python functions, compiled on first use (cached on disk by numba).
+
+
+def _by_receiver_py(n, src, dst, vals, ptr, src_s, val_s):
+    """Edges sorted by sender -> (ptr, src_s, val_s) grouped by receiver, stable."""
+    for i in range(n + 1):
+        ptr[i] = 0
+    m = src.shape[0]
+    for e in range(m):
+        ptr[dst[e] + 1] += 1
+    for i in range(n):
+        ptr[i + 1] += ptr[i]
+    for e in range(m):  # ptr[i]: the next free slot of receiver i
+        i = dst[e]
+        q = ptr[i]
+        src_s[q] = src[e]
+        val_s[q] = vals[e]
+        ptr[i] = q + 1
+    for i in range(n, 0, -1):  # back to the starts
+        ptr[i] = ptr[i - 1]
+    ptr[0] = 0
+
+
+def _recv_py(X, G, a, diag, ptr, src, val, out, msum, Z, w, d):
+    """By receiver: out_i = diag_i y_i + sum_j p_ij y_j (storage order of row i);
+    msum (m,) or empty; Z (n, m) or empty: out / w per replica segment of d."""
+    n, m = X.shape
+    track = msum.shape[0] > 0
+    debias = Z.shape[0] > 0
+    if m <= SHORT:  # short rows: direct indexing, no slices
+        for i in range(n):
+            di = diag[i]
+            for c in range(m):
+                g = G[i, c]
+                if track:
+                    if i == 0:
+                        msum[c] = g
+                    else:
+                        msum[c] += g
+                o = di * (X[i, c] + a * g)
+                for e in range(ptr[i], ptr[i + 1]):
+                    j = src[e]
+                    o += val[e] * (X[j, c] + a * G[j, c])
+                out[i, c] = o
+                if debias:
+                    Z[i, c] = o / w[i, c // d]
+        return
+    R = m // d if debias else 1  # with de-biasing: one weight per replica segment of d entries
+    seg = d if debias else m
+    for i in range(n):
+        di = diag[i]
+        e0 = ptr[i]
+        e1 = ptr[i + 1]
+        for r in range(R):
+            wr = w[i, r] if debias else 1.0
+            # by blocks of a segment: a block's arrays stay in L1 between the loops;
+            # each loop runs over slices from 0 (vectorised by LLVM)
+            for b0 in range(r * seg, (r + 1) * seg, _BLOCK):
+                b1 = min(b0 + _BLOCK, (r + 1) * seg)
+                ob = out[i, b0:b1]
+                xb = X[i, b0:b1]
+                gb = G[i, b0:b1]
+                nb = ob.shape[0]
+                if track:  # the node-by-node sum of the steps, in node order
+                    sb = msum[b0:b1]
+                    if i == 0:
+                        for c in range(nb):
+                            sb[c] = gb[c]
+                    else:
+                        for c in range(nb):
+                            sb[c] += gb[c]
+                if e1 == e0:
+                    for c in range(nb):
+                        ob[c] = di * (xb[c] + a * gb[c])
+                else:  # the self share and the first message in one loop (the same roundings)
+                    j = src[e0]
+                    p = val[e0]
+                    xj = X[j, b0:b1]
+                    gj = G[j, b0:b1]
+                    for c in range(nb):
+                        ob[c] = di * (xb[c] + a * gb[c]) + p * (xj[c] + a * gj[c])
+                    for e in range(e0 + 1, e1):
+                        j = src[e]
+                        p = val[e]
+                        xj = X[j, b0:b1]
+                        gj = G[j, b0:b1]
+                        for c in range(nb):
+                            ob[c] += p * (xj[c] + a * gj[c])
+                if debias:  # the next step's de-biased point, while the block is in L1
+                    zb = Z[i, b0:b1]
+                    for c in range(nb):
+                        zb[c] = ob[c] / wr
+
+
+def _send_py(X, G, a, diag, src, dst, vals, out, msum, Z, w, d):
+    """By sender: self shares in one pass, then the messages in edge order
+    (edges sorted by sender), then Z = out / w (when Z is not empty)."""
+    n, m = X.shape
+    track = msum.shape[0] > 0
+    for i in range(n):
+        di = diag[i]
+        for c in range(m):
+            g = G[i, c]
+            if track:
+                if i == 0:
+                    msum[c] = g
+                else:
+                    msum[c] += g
+            out[i, c] = di * (X[i, c] + a * g)
+    for e in range(src.shape[0]):
+        j = src[e]
+        i = dst[e]
+        p = vals[e]
+        for c in range(m):
+            out[i, c] += p * (X[j, c] + a * G[j, c])
+    if Z.shape[0] > 0:
+        for i in range(n):
+            for c in range(m):
+                Z[i, c] = out[i, c] / w[i, c // d]
+
+
+def _weights_edges_py(w, diag, src, dst, vals, out):
+    """w' = diag * w, then w'[dst] += p w[src] in edge order (scipy's csc order)."""
+    n, R = w.shape
+    for i in range(n):
+        di = diag[i]
+        for r in range(R):
+            out[i, r] = w[i, r] * di
+    for e in range(src.shape[0]):
+        j = src[e]
+        i = dst[e]
+        p = vals[e]
+        for r in range(R):
+            out[i, r] += p * w[j, r]
+
+
+def _weights_rows_py(w, diag, ptr, idx, vals, out):
+    """w' = diag * w, then each row's entries in storage order (scipy's csr order)."""
+    n, R = w.shape
+    for i in range(n):
+        di = diag[i]
+        for r in range(R):
+            o = w[i, r] * di
+            for e in range(ptr[i], ptr[i + 1]):
+                o += vals[e] * w[idx[e], r]
+            out[i, r] = o
+
+
+_jit = {}
+
+
+def _k(name):
+    f = _jit.get(name)
+    if f is None:
+        f = _jit[name] = _numba.njit(cache=True, nogil=True, boundscheck=False, fastmath=False)(
+            globals()[name + "_py"])
+    return f
+
+
+_E1 = np.zeros(0)
+_E2 = np.zeros((0, 1))
+
+
+class Step:
+    """The fused SGP step of one engine run (reused scratch arrays)."""
+
+    __slots__ = ("ptr", "src", "val")
+
+    def __init__(self, n):
+        self.ptr = np.zeros(n + 1, dtype=np.int64)
+        self.src = np.zeros(0, dtype=np.int64)
+        self.val = np.zeros(0)
+
+    def rows(self, n, edges):
+        """(ptr, src, val) of the edges grouped by receiver (scratch arrays, reused)."""
+        src, dst, vals = edges
+        if self.src.size < src.size:
+            self.src = np.empty(max(src.size, 2 * self.src.size), dtype=np.int64)
+            self.val = np.empty(max(src.size, 2 * self.val.size))
+        _k("_by_receiver")(n, src, dst, vals, self.ptr, self.src, self.val)
+        return self.ptr, self.src, self.val
+
+    def run(self, X2, G2, a, diag, edges, csr, out2, msum=None, Z2=None, w=None, d=1, rows=None):
+        """``out2 = diag * (X2 + a G2) + P_off @ (X2 + a G2)`` with the numpy path's
+        roundings and order; X2, G2, out2 (n, m) C-contiguous float64.
+
+        ``edges``: (src, dst, vals) sorted by sender, or None; ``csr``: (ptr, idx,
+        vals) by receiver in storage order (used when ``edges`` is None);
+        ``rows``: the edges already grouped by receiver (a cached step).
+        ``msum`` (m,) receives the node-by-node sum of G2; ``Z2`` receives
+        ``out2 / w`` with the new weights ``w`` (n, R), m = R d."""
+        n, m = X2.shape
+        ms = _E1 if msum is None else msum
+        Zs, ws = (_E2, _E2) if Z2 is None else (Z2, w)
+        if edges is not None and m <= SHORT:
+            src, dst, vals = edges
+            _k("_send")(X2, G2, a, diag, src, dst, vals, out2, ms, Zs, ws, d)
+            return
+        if edges is not None:
+            ptr, src, val = rows if rows is not None else self.rows(n, edges)
+        else:
+            ptr, src, val = csr
+        _k("_recv")(X2, G2, a, diag, ptr, src, val, out2, ms, Zs, ws, d)
+
+    @staticmethod
+    def weights(w, diag, edges, csr, out):
+        """``out = P w`` (the numpy path's ``_gossip_weights`` arithmetic)."""
+        if edges is not None:
+            _k("_weights_edges")(w, diag, edges[0], edges[1], edges[2], out)
+        else:
+            _k("_weights_rows")(w, diag, csr[0], csr[1], csr[2], out)
