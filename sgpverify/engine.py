@@ -986,15 +986,21 @@ class _Fused:
         edges, csr = split.edges, split.csr
         if edges is None and csr is None:  # pragma: no cover - the mixer gives one of them
             csr = (split.off.indptr, split.off.indices, split.off.data)
-        if not (st.w_ones and split.keeps_ones):  # as _gossip_weights
-            out_w = st.inbox_w[0]
-            _kernels.Step.weights(st.w, split.diag, edges, csr, out_w)
-            if st.w_ones:
-                split.keeps_ones = st.w_ones = bool(np.all(out_w == 1.0))
-            st.w, st.inbox_w[0] = out_w, st.w
-        z_out = Z is not None and not st.w_ones
-        out = st.inbox[0]
         X2 = X.reshape(n, -1)
+        mix_w = not (st.w_ones and split.keeps_ones)  # as _gossip_weights
+        along = mix_w and self.k.sends(edges, X2.shape[1])  # the kernel mixes the weights too
+        out_w = st.inbox_w[0]
+        if mix_w and not along:
+            _kernels.Step.weights(st.w, split.diag, edges, csr, out_w)
+        if along:
+            z_out = Z is not None  # the weights are known after the kernel only
+        else:
+            if mix_w:
+                if st.w_ones:
+                    split.keeps_ones = st.w_ones = bool(np.all(out_w == 1.0))
+                st.w, st.inbox_w[0] = out_w, st.w
+            z_out = Z is not None and not st.w_ones
+        out = st.inbox[0]
         rows = None
         if edges is not None and X2.shape[1] > _kernels.SHORT:
             rows = split.rows
@@ -1003,7 +1009,13 @@ class _Fused:
                 if self.cache_rows:
                     rows = split.rows = tuple(r.copy() for r in rows)
         self.k.run(X2, G.reshape(n, -1), a, split.diag, edges, csr, out.reshape(n, -1), msum,
-                   Z.reshape(n, -1) if z_out else None, st.w if z_out else None, X.shape[2], rows=rows)
+                   Z.reshape(n, -1) if z_out else None, (out_w if along else st.w) if z_out else None, X.shape[2],
+                   rows=rows, w_old=st.w if along else None, w_out=out_w if along else None)
+        if along:
+            if st.w_ones:
+                split.keeps_ones = st.w_ones = bool(np.all(out_w == 1.0))
+            st.w, st.inbox_w[0] = out_w, st.w
+            z_out = z_out and not st.w_ones
         if msum is not None:  # _track's large branch: applied += the node-by-node sum
             applied += msum.reshape(applied.shape)
             if not math.isfinite(np.add.reduce(applied, axis=None)):  # the state the numpy path inspects
