@@ -37,14 +37,14 @@ path even when numba is installed.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 
 import numpy as np
 
-try:  # pragma: no cover - depends on the environment
-    import numba as _numba
-except ImportError:  # pragma: no cover
-    _numba = None
+# numba is imported when a kernel is first compiled (importing it takes about
+# half a second): whether it is installed is enough to decide
+_HAVE_NUMBA = importlib.util.find_spec("numba") is not None
 
 __all__ = ["available", "enabled"]
 
@@ -57,7 +57,7 @@ SHORT = 16
 
 def available():
     """Whether numba is installed (the ``fast`` extra)."""
-    return _numba is not None
+    return _HAVE_NUMBA
 
 
 def enabled():
@@ -68,7 +68,7 @@ def enabled():
         return False
     if mode not in ("auto", "numba", "on", "1", "yes", "true", ""):
         raise ValueError(f"SGPVERIFY_KERNELS must be 'auto', 'numba' or 'numpy', got {mode!r}")
-    if _numba is None:
+    if not _HAVE_NUMBA:
         if mode in ("numba", "on", "1", "yes", "true"):
             raise ImportError("SGPVERIFY_KERNELS=numba needs numba: pip install 'sgpverify[fast]'")
         return False
@@ -245,7 +245,9 @@ _jit = {}
 def _k(name):
     f = _jit.get(name)
     if f is None:
-        f = _jit[name] = _numba.njit(cache=True, nogil=True, boundscheck=False, fastmath=False)(
+        import numba
+
+        f = _jit[name] = numba.njit(cache=True, nogil=True, boundscheck=False, fastmath=False)(
             globals()[name + "_py"])
     return f
 

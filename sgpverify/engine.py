@@ -21,6 +21,13 @@ into the state layout in one call; the arithmetic of the recorded metrics
 for a chunk of records at once, with the same operations in the same order
 per record (``benchmarks/engine_bits.py`` compares every Trace field with the
 previous engine).
+
+With numba installed (the ``fast`` extra), the step without delays runs as
+one compiled kernel (:mod:`sgpverify._kernels`): the update, the gossip of
+values and weights, the node sum of the mass tracking and the next
+de-biasing divide, with the numpy path's operations in the numpy path's
+order, so that the bits do not depend on it (``tests/test_kernels.py``).
+``SGPVERIFY_KERNELS=numpy`` runs the numpy path.
 """
 
 from __future__ import annotations

@@ -13,7 +13,12 @@ Every problem implements the Problem protocol of DESIGN.md:
 Optional, used by the verification suite when present: ``f_star`` (the true
 minimum of f, or None when unknown: the suite then uses ``f_lower`` and says
 so) and ``min_hessian_eigenvalue(x)`` (to report how much of a run visits
-points where f is not locally convex).
+points where f is not locally convex). Used by the engine when True:
+``batch_metrics``, a promise that ``full_grad`` and ``value`` give, for each
+row of a stacked input, the same bits as a call on that row alone (true of
+elementwise code with sums over the last axis; not of BLAS products): the
+engine then evaluates a chunk of records in one call (QuadraticCosine and
+DoubleWell promise it, and the tests check the promise).
 
 Each constant is proved in the class docstring (Notes) and checked against
 sampled points in the tests. Users plug their own problems in through the same
