@@ -9,6 +9,12 @@ Usage (one dump per checkout, then the comparison)::
     PYTHONPATH=/work/main   python benchmarks/engine_bits.py dump /tmp/main.npz
     PYTHONPATH=$PWD         python benchmarks/engine_bits.py dump /tmp/branch.npz
     python benchmarks/engine_bits.py compare /tmp/main.npz /tmp/branch.npz
+
+The compiled step (numba, the ``fast`` extra) against the numpy path, in one checkout::
+
+    SGPVERIFY_KERNELS=numpy python benchmarks/engine_bits.py dump /tmp/numpy.npz
+    SGPVERIFY_KERNELS=numba python benchmarks/engine_bits.py dump /tmp/numba.npz
+    python benchmarks/engine_bits.py compare /tmp/numpy.npz /tmp/numba.npz
 """
 
 from __future__ import annotations

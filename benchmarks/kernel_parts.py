@@ -1,0 +1,135 @@
+"""Where the compiled SGP step spends its time, in full-array copies (needs numba).
+
+Times each part of the fused step (``sgpverify._kernels``) on fixed arrays, as
+the median of several calls divided by the median time of one ``np.copyto``
+of the state, measured in the same run:
+
+1. n = 1024, d = 20000 (item 2 of issue 11), random peer: the by-receiver
+   kernel for the values alone, with the node sum, with the de-biased output
+   z; numpy's divide of the full array; a numba loop of divisions on
+   in-cache data (the arithmetic floor of z = x / w).
+2. n = 10^6, d = 4 (item 3): the by-sender kernel with the step's random
+   edges and with the same edges sent to the sender's own row (dst = src:
+   sequential), with the weights riding along, with the node sum and z;
+   the step's graph (``_Mixer.step``) and its parts: the peers' draw
+   (per step, drawn 64 steps at once), ``(i + offset) % n`` and a
+   conditional subtraction instead.
+
+    python benchmarks/kernel_parts.py            # about 1 minute
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import sgpverify as sv
+from sgpverify import _kernels, engine
+from sgpverify._validate import rng_for
+
+
+def _t(f, reps=9):
+    f()
+    out = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        f()
+        out.append(time.perf_counter() - t0)
+    return statistics.median(out)
+
+
+def _split(n, topo):
+    mixer = engine._Mixer(sv.mixing.mixing_schedule(topo), 0, None, topology=topo)
+    return mixer, mixer.step(0)[1]
+
+
+def memory_bound(n=1024, d=20000):
+    rng = np.random.default_rng(0)
+    X, G = rng.random((n, d)), rng.random((n, d))
+    B, out, Z = np.empty_like(X), np.empty_like(X), np.empty_like(X)
+    w = rng.random((n, 1)) + 0.5
+    msum = np.empty(d)
+    c = _t(lambda: np.copyto(B, X))
+    _, sp = _split(n, sv.graphs.random_peer(n, seed=0))
+    K = _kernels.Step(n)
+    rows = K.rows(n, sp.edges)
+    rows = tuple(r.copy() for r in rows)
+    run = lambda **kw: K.run(X, G, -0.1, sp.diag, sp.edges, None, out, rows=rows, **kw)  # noqa: E731
+    small = rng.random((8, 1024))
+    sout = np.empty_like(small)
+    import numba
+
+    @numba.njit(boundscheck=False)
+    def divide_rows(O, A, v, reps):
+        for _ in range(reps):
+            for i in range(A.shape[0]):
+                o, a, vi = O[i], A[i], v[i]
+                for j in range(a.shape[0]):
+                    o[j] = a[j] / vi
+
+    reps = X.size // small.size
+    return {
+        "values": _t(lambda: run()) / c,
+        "values + node sum": _t(lambda: run(msum=msum)) / c,
+        "values + node sum + z": _t(lambda: run(msum=msum, Z2=Z, w=w, d=d)) / c,
+        "numpy divide of the state": _t(lambda: np.divide(X, w, out=Z)) / c,
+        "in-cache divisions, as many as the state has entries": _t(lambda: divide_rows(sout, small, w[:, 0], reps)) / c,
+    }
+
+
+def large_n(n=10**6, d=4):
+    rng = np.random.default_rng(0)
+    X, G = rng.random((n, d)), rng.random((n, d))
+    B, out, Z = np.empty_like(X), np.empty_like(X), np.empty_like(X)
+    w = rng.random((n, 1)) + 0.5
+    ow = np.empty_like(w)
+    msum = np.empty(d)
+    c = _t(lambda: np.copyto(B, X))
+    topo = sv.graphs.random_peer(n, seed=0)
+    mixer, sp = _split(n, topo)
+    K = _kernels.Step(n)
+    seq = (np.arange(n), np.arange(n), sp.edges[2])
+    run = lambda edges, **kw: K.run(X, G, -0.1, sp.diag, edges, None, out, **kw)  # noqa: E731
+    k = [0]
+
+    def step():
+        k[0] += 1
+        mixer.step(k[0])
+
+    src = np.arange(n)
+    offs = rng_for(0, "random-peer", 1).integers(1, n, size=(64, n))
+
+    def cond_sub():
+        t = src + offs[3]
+        np.subtract(t, n, out=t, where=t >= n)
+
+    return {
+        "by sender, values, the step's random edges": _t(lambda: run(sp.edges)) / c,
+        "by sender, values, dst = src (sequential)": _t(lambda: run(seq)) / c,
+        "+ weights riding along": _t(lambda: run(sp.edges, w_old=w, w_out=ow)) / c,
+        "+ weights + node sum + z": _t(lambda: run(sp.edges, msum=msum, Z2=Z, w=ow, d=d, w_old=w, w_out=ow)) / c,
+        "the step's graph (_Mixer.step)": _t(step) / c,
+        "peers' draw per step (64 steps at once / 64)":
+            _t(lambda: rng_for(0, "random-peer", 1).integers(1, n, size=(64, n)), reps=3) / c / 64,
+        "(i + offset) % n": _t(lambda: (src + offs[3]) % n) / c,
+        "conditional subtraction instead": _t(cond_sub) / c,
+    }
+
+
+def main():
+    if not _kernels.available():
+        print("needs numba: pip install -e '.[fast]'", file=sys.stderr)
+        return 2
+    for title, f in (("n = 1024, d = 20000, random peer, by receiver", memory_bound),
+                     ("n = 10^6, d = 4, random peer, by sender", large_n)):
+        print(f"{title} (full-array copies):")
+        for name, v in f().items():
+            print(f"   {name:<55} {v:6.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
