@@ -70,7 +70,8 @@ def enabled():
         raise ValueError(f"SGPVERIFY_KERNELS must be 'auto', 'numba' or 'numpy', got {mode!r}")
     if not _HAVE_NUMBA:
         if mode in ("numba", "on", "1", "yes", "true"):
-            raise ImportError("SGPVERIFY_KERNELS=numba needs numba: pip install 'sgpverify[fast]'")
+            raise ValueError(f"SGPVERIFY_KERNELS={mode!r} asks for the compiled step, but numba is not installed "
+                             "(pip install 'sgpverify[fast]', or unset SGPVERIFY_KERNELS)")
         return False
     return True
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ._json import jsonable
-from . import __version__, graphs
+from . import __version__, _kernels, graphs
 from .problems import PROBLEM_NAMES
 from .errors import SGPVerifyError, WorkerDiedError
 
@@ -599,6 +599,7 @@ def main(argv=None, out=None, err=None):
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
+        _kernels.enabled()  # a bad SGPVERIFY_KERNELS is named before any work starts
         if args.func in (_cmd_simulate, _cmd_verify, _cmd_run, _cmd_distributed):
             return args.func(args, out, err)
         return args.func(args, out)

@@ -217,3 +217,24 @@ def test_batched_records_equal_per_record_calls(R, monkeypatch):
     for f in ("value", "grad_norm_sq", "consensus", "mass_error"):
         assert np.array_equal(getattr(a, f), getattr(b, f)), f
     assert not sv.problems.NonconvexLogistic(4, 3, seed=0).batch_metrics  # BLAS: not promised
+
+
+def test_asking_for_numba_without_it_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(_kernels, "_HAVE_NUMBA", False)
+    monkeypatch.setenv("SGPVERIFY_KERNELS", "numba")
+    with pytest.raises(ValueError, match="SGPVERIFY_KERNELS='numba'.*numba is not installed"):
+        sv.simulate(sv.problems.QuadraticCosine(4, 2, seed=0), graphs.exponential(4), step_size=0.1, n_iter=2)
+    monkeypatch.setenv("SGPVERIFY_KERNELS", "auto")  # auto without numba: the numpy path, silently
+    assert not _kernels.enabled()
+    sv.simulate(sv.problems.QuadraticCosine(4, 2, seed=0), graphs.exponential(4), step_size=0.1, n_iter=2)
+
+
+def test_cli_names_a_bad_kernel_setting_before_any_work(monkeypatch, tmp_path, capsys):
+    from sgpverify.cli import main
+
+    monkeypatch.setenv("SGPVERIFY_KERNELS", "bogus")
+    out = tmp_path / "out"
+    assert main(["verify", "--quick", "--only", "mass-conservation", "--no-cache", "--no-progress",
+                 "--out", str(out)]) == 2
+    assert "SGPVERIFY_KERNELS must be 'auto', 'numba' or 'numpy', got 'bogus'" in capsys.readouterr().err
+    assert not out.exists()  # nothing half-written
