@@ -913,6 +913,7 @@ class _Gradients:
         # small states: the problem gets each replica as a contiguous (n, d) array
         self.major = R > 1 and n * R * d < _BLAS_MIN
         if self.major:
+            self.G2 = self.G.reshape(n, R * d)  # a view
             self.Zt = np.empty((R, n, d))
             self.Zv = list(self.Zt)  # its replicas, contiguous (n, d) views
 
@@ -926,8 +927,9 @@ class _Gradients:
         else:
             np.divide(X.transpose(1, 0, 2), w.T[:, :, None], out=Zt)
         grad = self.problem.grad
-        # one copy of every replica's gradient into the (n, R, d) layout
-        np.stack([grad(z, rng) for z, rng in zip(self.Zv, self.rngs)], axis=1, out=self.G)
+        # one copy of every replica's gradient into the (n, R, d) layout: side by side
+        # along the columns of its (n, R d) view (np.stack did the same at twice the cost)
+        np.concatenate([grad(z, rng) for z, rng in zip(self.Zv, self.rngs)], axis=1, out=self.G2)
         return self.G
 
     def __call__(self, Z):
