@@ -28,6 +28,11 @@ Two orders of work give these same bits:
   sequential pass, then the messages in edge order (``out[dst] += p y_src``):
   one random stream instead of two, and no sort.
 
+With delays (tau-OSGP on a topology), :func:`delayed_step` adds the self
+shares into the slot of step k+1 and each message, in edge order, into the
+slot of its arrival, values and weights: per slot and receiver the order of
+the engine's ``_gossip`` parts (self share, then senders ascending).
+
 No ``fastmath``: LLVM does not contract ``a * b + c`` into a fused
 multiply-add without it, so every operation rounds as in numpy.
 
@@ -238,6 +243,42 @@ def _weights_rows_py(w, diag, ptr, idx, vals, out):
             for e in range(ptr[i], ptr[i + 1]):
                 o += vals[e] * w[idx[e], r]
             out[i, r] = o
+
+
+def _delayed_py(X, G, a, diag, src, dst, vals, dl, slots, s0, w, slots_w):
+    """tau-OSGP: slot s0 (arrivals at k+1) += diag * y and diag * w; then each
+    message, in edge order (sorted by sender), into the slot of its arrival
+    (s0 + delay) mod S. The order of _gossip's parts: per slot and receiver,
+    the self share first, then the senders ascending."""
+    n, m = X.shape
+    R = w.shape[1]
+    S = len(slots)
+    T0 = slots[s0]
+    W0 = slots_w[s0]
+    for i in range(n):
+        di = diag[i]
+        for c in range(m):
+            T0[i, c] += di * (X[i, c] + a * G[i, c])
+        for r in range(R):
+            W0[i, r] += di * w[i, r]
+    for e in range(src.shape[0]):
+        j = src[e]
+        i = dst[e]
+        p = vals[e]
+        s = (s0 + dl[e]) % S
+        T = slots[s]
+        for c in range(m):
+            T[i, c] += p * (X[j, c] + a * G[j, c])
+        Tw = slots_w[s]
+        for r in range(R):
+            Tw[i, r] += p * w[j, r]
+
+
+def delayed_step(X2, G2, a, diag, src, dst, vals, delays, slots, s0, w, slots_w):
+    """One tau-OSGP gossip of ``X2 + a G2`` and ``w`` into the inbox ``slots``
+    (a tuple of (n, m) arrays) and ``slots_w`` ((n, R) arrays), bit-equal to
+    the engine's ``_axpy`` + ``_gossip``; the caller rotates the slots."""
+    _k("_delayed")(X2, G2, float(a), diag, src, dst, vals, delays, slots, int(s0), w, slots_w)
 
 
 _jit = {}

@@ -22,10 +22,11 @@ for a chunk of records at once, with the same operations in the same order
 per record (``benchmarks/engine_bits.py`` compares every Trace field with the
 previous engine).
 
-With numba installed (the ``fast`` extra), the step without delays runs as
-one compiled kernel (:mod:`sgpverify._kernels`): the update, the gossip of
+With numba installed (the ``fast`` extra), the SGP step runs as one compiled
+kernel (:mod:`sgpverify._kernels`): without delays the update, the gossip of
 values and weights, the node sum of the mass tracking and the next
-de-biasing divide, with the numpy path's operations in the numpy path's
+de-biasing divide; with delays on a topology the update and the gossip into
+the inbox slots. Each does the numpy path's operations in the numpy path's
 order, so that the bits do not depend on it (``tests/test_kernels.py``).
 ``SGPVERIFY_KERNELS=numpy`` runs the numpy path.
 """
@@ -275,26 +276,11 @@ class _Mixer:
             else:
                 out = (None, _Split(diag, build(n, dst, src, vals)), lost_share)
         elif by_sender:
-            # the same parts as below, built together: one stable sort by delay
-            # (senders stay in order within a delay) and one count per (delay, sender)
-            slots = self.tau + 1
             if self._eye is None or self._eye[1].size != n:
                 self._eye = (np.arange(n + 1, dtype=np.int32), np.arange(n, dtype=np.int32))
-            parts = [[_CSR(self._eye[0], self._eye[1], np.ascontiguousarray(diag, dtype=float), (n, n), True)]]
-            order = np.argsort(d, kind="stable")
-            indptr = np.zeros((slots, n + 1), dtype=np.int32)
-            np.cumsum(np.bincount(d * n + src, minlength=slots * n).reshape(slots, n), axis=1, out=indptr[:, 1:])
-            rows = dst[order].astype(np.int32)
-            v = np.ascontiguousarray(vals[order], dtype=float)
-            a = 0
-            for r in range(slots):
-                b = a + int(indptr[r, -1])
-                A = _CSR(indptr[r], rows[a:b], v[a:b], (n, n), True)
-                if r == 0:
-                    parts[0].append(A)
-                else:
-                    parts.append([A])
-                a = b
+            parts = _DelayedParts(self.tau + 1, self._eye, np.ascontiguousarray(diag, dtype=float),
+                                  np.ascontiguousarray(src), np.ascontiguousarray(dst),
+                                  np.ascontiguousarray(vals, dtype=float), np.ascontiguousarray(d))
             out = (parts, None, lost_share)
         else:
             idx = np.arange(n)
@@ -311,6 +297,51 @@ class _Mixer:
         if key is not None:
             self._cache[key] = out
         return out
+
+
+class _DelayedParts:
+    """The parts of a delayed step from a topology (see :class:`_Mixer`), built
+    when first read. The compiled step (:mod:`sgpverify._kernels`) reads the
+    edges (sorted by sender) and their delays instead, and never builds them."""
+
+    __slots__ = ("slots", "eye", "diag", "src", "dst", "vals", "delays", "_parts")
+
+    def __init__(self, slots, eye, diag, src, dst, vals, delays):
+        self.slots, self.eye, self.diag = slots, eye, diag
+        self.src, self.dst, self.vals, self.delays = src, dst, vals, delays
+        self._parts = None
+
+    def _build(self):
+        # one stable sort by delay (senders stay in order within a delay) and
+        # one count per (delay, sender)
+        slots, n = self.slots, self.diag.shape[0]
+        src, dst, vals, d = self.src, self.dst, self.vals, self.delays
+        parts = [[_CSR(self.eye[0], self.eye[1], self.diag, (n, n), True)]]
+        order = np.argsort(d, kind="stable")
+        indptr = np.zeros((slots, n + 1), dtype=np.int32)
+        np.cumsum(np.bincount(d * n + src, minlength=slots * n).reshape(slots, n), axis=1, out=indptr[:, 1:])
+        rows = dst[order].astype(np.int32)
+        v = np.ascontiguousarray(vals[order], dtype=float)
+        a = 0
+        for r in range(slots):
+            b = a + int(indptr[r, -1])
+            A = _CSR(indptr[r], rows[a:b], v[a:b], (n, n), True)
+            if r == 0:
+                parts[0].append(A)
+            else:
+                parts.append([A])
+            a = b
+        self._parts = parts
+        return parts
+
+    def __iter__(self):
+        return iter(self._parts if self._parts is not None else self._build())
+
+    def __len__(self):
+        return self.slots
+
+    def __getitem__(self, r):
+        return (self._parts if self._parts is not None else self._build())[r]
 
 
 def _spmm_add(A, X2, Y2):
@@ -661,6 +692,7 @@ def simulate(
     # the compiled fused step (numba, the `fast` extra): same operations, same order, same bits
     fused = _Fused(n, R * d, X.size >= _BLAS_MIN, mixer.cacheable) if push and tau == 0 and \
         not send_before_step and _kernels.enabled() else None
+    fused_delayed = _FusedDelayed() if push and tau > 0 and not send_before_step and _kernels.enabled() else None
     z_ready = False  # Z = X / w already written for this step (by the fused step)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for k in range(n_iter):
@@ -706,6 +738,11 @@ def simulate(
                     if progress is not None:
                         progress(k)
                     continue
+                elif fused_delayed is not None and lost is None and isinstance(parts, _DelayedParts) \
+                        and G.shape == st.X.shape and G.flags.c_contiguous:
+                    if track_mass:
+                        _track(applied, G, ones, st, k, gamma, problem, w_low)
+                    fused_delayed.step(k, st, G, -gamma, parts)
                 elif small_step and split is not None and lost is None and G.shape == st.X.shape:
                     if track_mass:
                         _track(applied, G, ones, st, k, gamma, problem, w_low)
@@ -1031,6 +1068,29 @@ class _Fused:
                 _check_finite_step(_State.of(X, w_old), G, k, gamma, problem, w_low)
         st.X, st.inbox[0] = out, X
         return z_out
+
+
+class _FusedDelayed:
+    """The tau-OSGP step (``_axpy`` + ``_gossip`` with delays) through
+    :func:`sgpverify._kernels.delayed_step`, bit-equal to them: the update,
+    the self shares into the slot of step k+1, and each message into the slot
+    of its arrival, values and weights; then the same rotation of the slots."""
+
+    __slots__ = ()
+
+    def step(self, k, st, G, a, parts):
+        n = st.X.shape[0]
+        S = len(st.inbox)
+        s0 = (k + 1) % S
+        _kernels.delayed_step(st.X.reshape(n, -1), G.reshape(n, -1), a, parts.diag, parts.src, parts.dst,
+                              parts.vals, parts.delays, tuple(b.reshape(n, -1) for b in st.inbox), s0,
+                              st.w, tuple(st.inbox_w))
+        old = st.X  # the slot of step k+1 becomes the state, the old state an empty slot
+        st.X, st.inbox[s0] = st.inbox[s0], old
+        old.fill(0.0)
+        old_w = st.w
+        st.w, st.inbox_w[s0] = st.inbox_w[s0], old_w
+        old_w.fill(0.0)
 
 
 def _gradients(problem, Z, rngs, R, out=None):

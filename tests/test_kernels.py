@@ -132,6 +132,17 @@ CASES = [
      dict(n_iter=12, record_every=5)),
     ("small-loss", 16, 10, lambda n: graphs.with_message_loss(graphs.random_peer(n, seed=1), 0.03, seed=3),
      dict(n_iter=30, replicas=2)),
+    # tau-OSGP: the delayed step (random delays, fixed delays on a cached period,
+    # with message loss on some steps, large arrays, large n)
+    ("small-rp-tau2-random", 16, 10, lambda n: graphs.random_peer(n, seed=1),
+     dict(replicas=8, tau=2, delay="random")),
+    ("small-exp-tau1-fixed", 12, 3, lambda n: graphs.exponential(n), dict(replicas=2, tau=1, delay="fixed")),
+    ("small-exp2-tau4-random-R1", 12, 3, lambda n: graphs.exponential(n, peers=2), dict(tau=4, delay="random")),
+    ("small-loss-tau2", 16, 10, lambda n: graphs.with_message_loss(graphs.random_peer(n, seed=1), 0.03, seed=3),
+     dict(n_iter=30, replicas=2, tau=2, delay="random")),
+    ("small-nodebias-tau2", 12, 5, lambda n: graphs.random_peer(n, seed=1), dict(debias=False, tau=2, delay="random")),
+    ("big-rp-tau2", 64, 4200, lambda n: graphs.random_peer(n, seed=1), dict(n_iter=6, tau=2, delay="random")),
+    ("largen-rp-tau1", 70000, 4, lambda n: graphs.random_peer(n, seed=1), dict(n_iter=5, tau=1, delay="random")),
     ("largen-rp", 70000, 4, lambda n: graphs.random_peer(n, seed=1), dict(n_iter=5)),
     ("largen-exp", 70000, 4, lambda n: graphs.exponential(n), dict(n_iter=5)),
 ]
@@ -142,8 +153,9 @@ def test_simulate_gives_the_same_bits_with_and_without_numba(name, n, d, make, k
     prob = sv.problems.QuadraticCosine(n, d, sigma=0.5, seed=0)
     kw = dict(dict(step_size=0.05, n_iter=40, seed=3), **kw)
     calls = []
-    run = _kernels.Step.run
+    run, delayed = _kernels.Step.run, _kernels.delayed_step
     monkeypatch.setattr(_kernels.Step, "run", lambda self, *a, **k: (calls.append(1), run(self, *a, **k))[1])
+    monkeypatch.setattr(_kernels, "delayed_step", lambda *a, **k: (calls.append(1), delayed(*a, **k))[1])
     monkeypatch.setenv("SGPVERIFY_KERNELS", "numpy")
     ref = sv.simulate(prob, make(n), **kw)
     assert not calls
