@@ -810,7 +810,11 @@ def _exact_rho(mats, N, circulant=False, dense_max=EXACT_DENSE_MAX, deflate=True
         lam = np.ones(N, dtype=complex)
         for P in mats:
             lam *= np.fft.fft(np.asarray(P[:, [0]].toarray()).ravel())
-        return float(np.abs(lam[1:] if deflate else lam).max()), "circulant-fft"
+        rho = float(np.abs(lam[1:] if deflate else lam).max())
+        # the eigenvalues of normal matrices come out within a few eps: below that the
+        # product is 0 (finite-time consensus), and rho ** (1 / period) would turn the
+        # round-off into a rate (2.4e-17 -> q = 4.9e-9 for exponential(6, peers=3))
+        return (0.0 if rho <= 64 * EPS else rho), "circulant-fft"
 
     def apply(V):
         if deflate:
@@ -821,6 +825,14 @@ def _exact_rho(mats, N, circulant=False, dense_max=EXACT_DENSE_MAX, deflate=True
 
     if N <= dense_max:
         Pi = apply(np.eye(N))
+        # a product that vanishes within a few periods (finite-time consensus) is
+        # nilpotent: its computed eigenvalues are round-off of size eps^(1/m) for a
+        # Jordan block of size m (1e-8 for m = 2), not a rate; as on the arpack path
+        M = Pi
+        for _ in range(3):
+            if np.abs(M).max() <= 64 * EPS:
+                return 0.0, "dense"
+            M = apply(M)
         ev = np.linalg.eigvals(Pi)
         return float(np.abs(ev).max()), "dense"
     from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigs

@@ -712,3 +712,19 @@ def test_bounded_matrix_cache_changes_nothing(monkeypatch):
     monkeypatch.setattr(assumptions, "MATRIX_CACHE_BYTES", 0)
     none = sv.check_mixing(topo, horizon=30, tau=1, delay="random", seed=2).to_dict()
     assert json.dumps(full, sort_keys=True, default=str) == json.dumps(none, sort_keys=True, default=str)
+
+
+@pytest.mark.parametrize("peers", [2, 3])
+def test_finite_time_consensus_gives_q_exact_zero_on_every_path(peers):
+    # exponential(6, peers) averages exactly within its period: the period product is
+    # 0 up to round-off, whose eigenvalues (eps^(1/m) for a Jordan block of size m)
+    # and rho ** (1 / period) used to read as q ~ 1e-8 -- differently on the
+    # circulant (FFT) and the dense path, found by test_relabelling_does_not_change_the_report
+    topo = sv.graphs.exponential(6, peers=peers)
+    for t in (topo, topo.relabel(np.arange(6))):  # circulant-fft, then dense
+        r = sv.check_mixing(t, horizon=20)
+        assert r.q_exact == 0.0, (t.name, r.q_exact_method, r.q_exact)
+    # a schedule that does not average exactly keeps its rate on both paths
+    ring = sv.graphs.ring(6, bidirectional=True)
+    a, b = sv.check_mixing(ring, horizon=20), sv.check_mixing(ring.relabel(np.arange(6)), horizon=20)
+    assert a.q_exact > 0.1 and a.q_exact == pytest.approx(b.q_exact, rel=1e-9)
