@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 
 import numpy as np
 
@@ -65,20 +66,31 @@ def available():
     return _HAVE_NUMBA
 
 
-def enabled():
-    """Whether the engine uses the compiled kernels: numba installed and
-    ``SGPVERIFY_KERNELS`` not set to ``numpy``."""
+#: With ``SGPVERIFY_KERNELS=auto``, a run whose state entries times iterations
+#: is below this (about 0.3 s on the numpy path) keeps the numpy path while
+#: numba is not loaded yet: importing it and loading the compiled kernels
+#: costs about 0.4 s per process (compiling them the first time ever, about 3 s).
+AUTO_MIN_WORK = 1 << 24
+
+
+def enabled(work=None):
+    """Whether the engine uses the compiled kernels for a run of ``work``
+    state entries x iterations: numba installed and ``SGPVERIFY_KERNELS`` not
+    ``numpy``; with ``auto`` (the default), only for runs of at least
+    :data:`AUTO_MIN_WORK` or once numba is loaded. The bits are the same
+    either way, so the choice only moves the time."""
     mode = os.environ.get("SGPVERIFY_KERNELS", "auto").strip().lower()
     if mode in ("numpy", "off", "0", "no", "false"):
         return False
     if mode not in ("auto", "numba", "on", "1", "yes", "true", ""):
         raise ValueError(f"SGPVERIFY_KERNELS must be 'auto', 'numba' or 'numpy', got {mode!r}")
+    forced = mode not in ("auto", "")
     if not _HAVE_NUMBA:
-        if mode in ("numba", "on", "1", "yes", "true"):
+        if forced:
             raise ValueError(f"SGPVERIFY_KERNELS={mode!r} asks for the compiled step, but numba is not installed "
                              "(pip install 'sgpverify[fast]', or unset SGPVERIFY_KERNELS)")
         return False
-    return True
+    return forced or work is None or work >= AUTO_MIN_WORK or "numba" in sys.modules
 
 
 # ---------------------------------------------------------------- the kernels

@@ -690,9 +690,9 @@ def simulate(
 
     small_step = push and tau == 0 and not send_before_step and X.size < _BLAS_MIN and _csr_matvecs is not None
     # the compiled fused step (numba, the `fast` extra): same operations, same order, same bits
-    fused = _Fused(n, R * d, X.size >= _BLAS_MIN, mixer.cacheable) if push and tau == 0 and \
-        not send_before_step and _kernels.enabled() else None
-    fused_delayed = _FusedDelayed() if push and tau > 0 and not send_before_step and _kernels.enabled() else None
+    compiled = push and not send_before_step and _kernels.enabled(X.size * max(n_iter, 1))
+    fused = _Fused(n, R * d, X.size >= _BLAS_MIN, mixer.cacheable) if compiled and tau == 0 else None
+    fused_delayed = _FusedDelayed() if compiled and tau > 0 else None
     z_ready = False  # Z = X / w already written for this step (by the fused step)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for k in range(n_iter):

@@ -250,3 +250,16 @@ def test_cli_names_a_bad_kernel_setting_before_any_work(monkeypatch, tmp_path, c
                  "--out", str(out)]) == 2
     assert "SGPVERIFY_KERNELS must be 'auto', 'numba' or 'numpy', got 'bogus'" in capsys.readouterr().err
     assert not out.exists()  # nothing half-written
+
+
+def test_auto_keeps_small_runs_on_numpy_until_numba_is_loaded(monkeypatch):
+    # the bits are the same either way: auto only saves the import (about 0.4 s) on tiny runs
+    monkeypatch.setenv("SGPVERIFY_KERNELS", "auto")
+    monkeypatch.delitem(__import__("sys").modules, "numba", raising=False)
+    assert not _kernels.enabled(1000)
+    assert _kernels.enabled(_kernels.AUTO_MIN_WORK)
+    monkeypatch.setitem(__import__("sys").modules, "numba", object())  # loaded: always worth it
+    assert _kernels.enabled(1000)
+    monkeypatch.setenv("SGPVERIFY_KERNELS", "numba")  # forced: whatever the size
+    monkeypatch.delitem(__import__("sys").modules, "numba")
+    assert _kernels.enabled(1)
