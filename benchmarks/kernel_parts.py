@@ -14,12 +14,15 @@ of the state, measured in the same run:
    the step's graph (``_Mixer.step``) and its parts: the peers' draw
    (per step, drawn 64 steps at once), ``(i + offset) % n`` and a
    conditional subtraction instead.
+3. First use: three small runs in a fresh process, compiling the kernels into
+   an empty numba cache, then loading them from it, then on the numpy path.
 
     python benchmarks/kernel_parts.py            # about 1 minute
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import time
@@ -119,6 +122,38 @@ def large_n(n=10**6, d=4):
     }
 
 
+_FIRST = """
+import os, time, warnings
+warnings.simplefilter("ignore")
+import sgpverify as sv
+p = sv.problems.QuadraticCosine(16, 10, seed=0)
+out = []
+for topo, kw in ((sv.graphs.exponential(16), {}), (sv.graphs.random_peer(16, seed=0), dict(tau=2, delay="random")),
+                 (sv.graphs.random_peer(16, seed=0), {})):
+    t = time.perf_counter()
+    sv.simulate(p, topo, step_size=0.05, n_iter=3, **kw)
+    out.append(time.perf_counter() - t)
+print(sum(out))
+"""
+
+
+def first_use():
+    """Seconds of the first three runs of a fresh process with SGPVERIFY_KERNELS=numba
+    (numba imported, kernels compiled into an empty cache, then loaded from it) and
+    with numpy; the same small runs, so the difference is the kernels' first use."""
+    import subprocess
+    import tempfile
+
+    out = {}
+    with tempfile.TemporaryDirectory() as cache:
+        for label, mode in (("compiled into an empty cache", "numba"), ("loaded from the cache", "numba"),
+                            ("numpy path", "numpy")):
+            env = dict(os.environ, SGPVERIFY_KERNELS=mode, NUMBA_CACHE_DIR=cache)
+            r = subprocess.run([sys.executable, "-c", _FIRST], env=env, capture_output=True, text=True, check=True)
+            out[label] = float(r.stdout.split()[-1])
+    return out
+
+
 def main():
     if not _kernels.available():
         print("needs numba: pip install -e '.[fast]'", file=sys.stderr)
@@ -128,6 +163,9 @@ def main():
         print(f"{title} (full-array copies):")
         for name, v in f().items():
             print(f"   {name:<55} {v:6.2f}")
+    print("first use in a fresh process: three small runs (exponential, random peer tau 2, random peer), seconds:")
+    for name, v in first_use().items():
+        print(f"   {name:<55} {v:6.3f}")
     return 0
 
 

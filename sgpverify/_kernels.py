@@ -69,7 +69,8 @@ def available():
 #: With ``SGPVERIFY_KERNELS=auto``, a run whose state entries times iterations
 #: is below this (about 0.3 s on the numpy path) keeps the numpy path while
 #: numba is not loaded yet: importing it and loading the compiled kernels
-#: costs about 0.4 s per process (compiling them the first time ever, about 3 s).
+#: costs 0.3-0.4 s per process (compiling them the first time ever, 1.5-3 s;
+#: benchmarks/kernel_parts.py).
 AUTO_MIN_WORK = 1 << 24
 
 
