@@ -33,6 +33,7 @@ Usage: ``python benchmarks/bench_engine.py [--quick] [--json] [--mixing]``.
 from __future__ import annotations
 
 import argparse
+import os
 import json
 import statistics
 import sys
@@ -282,7 +283,12 @@ def main(argv=None):
                     help="run only these parts (repeatable)")
     a = ap.parse_args(argv)
     want = set(a.only or ("reference", "memory", "growth", "suite", "large-n"))
-    res = {}
+    # the path measured: the compiled step when numba is installed, for every run whatever its size
+    # (auto would keep small runs on numpy until numba is loaded); SGPVERIFY_KERNELS=numpy measures numpy
+    from sgpverify import _kernels
+
+    os.environ.setdefault("SGPVERIFY_KERNELS", "numba" if _kernels.available() else "numpy")
+    res = {"kernels": os.environ["SGPVERIFY_KERNELS"]}
     if "reference" in want:
         res["vs_reference"] = vs_reference(k_ref=2 if a.quick else 5)
     if "memory" in want:
@@ -300,7 +306,8 @@ def main(argv=None):
     if a.json:
         print(json.dumps(res, indent=1))
         return 0
-    print("sgpverify engine benchmark (ratios measured in one run; seconds are noisy on shared machines)")
+    print("sgpverify engine benchmark (ratios measured in one run; seconds are noisy on shared machines); "
+          f"SGPVERIFY_KERNELS={res['kernels']}")
     if "vs_reference" in res:
         _print_reference(res)
     if "memory_bound" in res:
