@@ -15,6 +15,10 @@ The compiled step (numba, the ``fast`` extra) against the numpy path, in one che
     SGPVERIFY_KERNELS=numpy python benchmarks/engine_bits.py dump /tmp/numpy.npz
     SGPVERIFY_KERNELS=numba python benchmarks/engine_bits.py dump /tmp/numba.npz
     python benchmarks/engine_bits.py compare /tmp/numpy.npz /tmp/numba.npz
+
+Set the variable explicitly: with the default ``auto`` these short runs stay on
+numpy until numba is loaded, and the comparison would test nothing. ``dump``
+prints the setting it ran with.
 """
 
 from __future__ import annotations
@@ -121,7 +125,10 @@ def dump(path):
             elif v is not None and not isinstance(v, str):
                 res[f"{name}/{f.name}"] = np.asarray(v)
     np.savez(path, **res)
-    print(f"{len(res)} arrays from {len(configs())} configurations -> {path}")
+    import os
+
+    print(f"{len(res)} arrays from {len(configs())} configurations -> {path} "
+          f"(SGPVERIFY_KERNELS={os.environ.get('SGPVERIFY_KERNELS', 'auto')})")
 
 
 def compare(a, b):

@@ -10,7 +10,7 @@ of the state, measured in the same run:
    in-cache data (the arithmetic floor of z = x / w).
 2. n = 10^6, d = 4 (item 3): the by-sender kernel with the step's random
    edges and with the same edges sent to the sender's own row (dst = src:
-   sequential), with the weights riding along, with the node sum and z;
+   sequential), the weights' own kernel, the values with the node sum and z;
    the step's graph (``_Mixer.step``) and its parts: the peers' draw
    (per step, drawn 64 steps at once), ``(i + offset) % n`` and a
    conditional subtraction instead.
@@ -112,8 +112,9 @@ def large_n(n=10**6, d=4):
     return {
         "by sender, values, the step's random edges": _t(lambda: run(sp.edges)) / c,
         "by sender, values, dst = src (sequential)": _t(lambda: run(seq)) / c,
-        "+ weights riding along": _t(lambda: run(sp.edges, w_old=w, w_out=ow)) / c,
-        "+ weights + node sum + z": _t(lambda: run(sp.edges, msum=msum, Z2=Z, w=ow, d=d, w_old=w, w_out=ow)) / c,
+        "weights (their own kernel, by sender)":
+            _t(lambda: _kernels.Step.weights(w, sp.diag, sp.edges, None, ow)) / c,
+        "values + node sum + z": _t(lambda: run(sp.edges, msum=msum, Z2=Z, w=ow, d=d)) / c,
         "the step's graph (_Mixer.step)": _t(step) / c,
         "peers' draw per step (64 steps at once / 64)":
             _t(lambda: rng_for(0, "random-peer", 1).integers(1, n, size=(64, n)), reps=3) / c / 64,

@@ -28,6 +28,9 @@ Two orders of work give these same bits:
   sequential pass, then the messages in edge order (``out[dst] += p y_src``):
   one random stream instead of two, and no sort.
 
+The weights (``w' = P w``) have kernels of their own, called first, so that
+the step can divide by the new weights.
+
 With delays (tau-OSGP on a topology), :func:`delayed_step` adds the self
 shares into the slot of step k+1 and each message, in edge order, into the
 slot of its arrival, values and weights: per slot and receiver the order of
@@ -192,15 +195,11 @@ def _recv_py(X, G, a, diag, ptr, src, val, out, msum, Z, w, d):
                         zb[c] = ob[c] / wr
 
 
-def _send_py(X, G, a, diag, src, dst, vals, out, msum, Z, w, d, w_old, w_out):
+def _send_py(X, G, a, diag, src, dst, vals, out, msum, Z, w, d):
     """By sender: self shares in one pass, then the messages in edge order
-    (edges sorted by sender), then Z = out / w (when Z is not empty). With
-    ``w_out`` not empty, the weights ``w_out = P w_old`` ride along (the
-    arithmetic of _weights_edges) and Z divides by them."""
+    (edges sorted by sender), then Z = out / w (when Z is not empty)."""
     n, m = X.shape
     track = msum.shape[0] > 0
-    weights = w_out.shape[0] > 0
-    R = w_old.shape[1]
     for i in range(n):
         di = diag[i]
         for c in range(m):
@@ -211,18 +210,12 @@ def _send_py(X, G, a, diag, src, dst, vals, out, msum, Z, w, d, w_old, w_out):
                 else:
                     msum[c] += g
             out[i, c] = di * (X[i, c] + a * g)
-        if weights:
-            for r in range(R):
-                w_out[i, r] = w_old[i, r] * di
     for e in range(src.shape[0]):
         j = src[e]
         i = dst[e]
         p = vals[e]
         for c in range(m):
             out[i, c] += p * (X[j, c] + a * G[j, c])
-        if weights:
-            for r in range(R):
-                w_out[i, r] += p * w_old[j, r]
     if Z.shape[0] > 0:
         for i in range(n):
             for r in range(m // d):  # replica segments: no integer division per entry
@@ -330,12 +323,12 @@ class Step:
         _k("_by_receiver")(n, src, dst, vals, self.ptr, self.src, self.val)
         return self.ptr, self.src, self.val
 
-    def sends(self, edges, m):
-        """Whether :meth:`run` works by sender (and can carry the weights)."""
+    @staticmethod
+    def sends(edges, m):
+        """Whether :meth:`run` works by sender (edges, short rows) rather than by receiver."""
         return edges is not None and m <= SHORT
 
-    def run(self, X2, G2, a, diag, edges, csr, out2, msum=None, Z2=None, w=None, d=1, rows=None,
-            w_old=None, w_out=None):
+    def run(self, X2, G2, a, diag, edges, csr, out2, msum=None, Z2=None, w=None, d=1, rows=None):
         """``out2 = diag * (X2 + a G2) + P_off @ (X2 + a G2)`` with the numpy path's
         roundings and order; X2, G2, out2 (n, m) C-contiguous float64.
 
@@ -343,18 +336,14 @@ class Step:
         vals) by receiver in storage order (used when ``edges`` is None);
         ``rows``: the edges already grouped by receiver (a cached step).
         ``msum`` (m,) receives the node-by-node sum of G2; ``Z2`` receives
-        ``out2 / w`` with the new weights ``w`` (n, R), m = R d. When :meth:`sends`,
-        ``w_out`` (n, R) may receive ``P w_old`` (then ``w`` must be ``w_out``)."""
+        ``out2 / w`` with the new weights ``w`` (n, R), m = R d."""
         n, m = X2.shape
         ms = _E1 if msum is None else msum
         Zs, ws = (_E2, _E2) if Z2 is None else (Z2, w)
-        if edges is not None and m <= SHORT:
+        if self.sends(edges, m):
             src, dst, vals = edges
-            wo, wn = (_E2, _E2) if w_out is None else (w_old, w_out)
-            _k("_send")(X2, G2, a, diag, src, dst, vals, out2, ms, Zs, ws, d, wo, wn)
+            _k("_send")(X2, G2, a, diag, src, dst, vals, out2, ms, Zs, ws, d)
             return
-        if w_out is not None:  # pragma: no cover - a caller's error
-            raise ValueError("the weights ride along only when the step works by sender")
         if edges is not None:
             ptr, src, val = rows if rows is not None else self.rows(n, edges)
         else:

@@ -22,11 +22,11 @@ for a chunk of records at once, with the same operations in the same order
 per record (``benchmarks/engine_bits.py`` compares every Trace field with the
 previous engine).
 
-With numba installed (the ``fast`` extra), the SGP step runs as one compiled
-kernel (:mod:`sgpverify._kernels`): without delays the update, the gossip of
-values and weights, the node sum of the mass tracking and the next
-de-biasing divide; with delays on a topology the update and the gossip into
-the inbox slots. Each does the numpy path's operations in the numpy path's
+With numba installed (the ``fast`` extra), the SGP step runs as compiled
+kernels (:mod:`sgpverify._kernels`): without delays the weights' gossip, then
+in one pass the update, the gossip of the values, the node sum of the mass
+tracking and the next de-biasing divide; with delays on a topology the
+update and the gossip of values and weights into the inbox slots. Each does the numpy path's operations in the numpy path's
 order, so that the bits do not depend on it (``tests/test_kernels.py``).
 ``SGPVERIFY_KERNELS=numpy`` runs the numpy path.
 """
@@ -864,18 +864,24 @@ def _gossip(k, st, parts, mix_weights=True, split=None):
             _spmm_add(A, X2, st.inbox[s].reshape(n, R * d))
             if mix_weights:
                 _spmm_add(A, st.w, st.inbox_w[s])
-    s = (k + 1) % slots
+    _rotate(st, (k + 1) % slots, mix_weights)
+
+
+def _rotate(st, s, weights=True):
+    """Slot s (the arrivals of the next step) becomes the state; the old state,
+    zeroed, becomes slot s: no copy of the state is made."""
     old = st.X
     st.X, st.inbox[s] = st.inbox[s], old
     old.fill(0.0)
-    if mix_weights:
+    if weights:
         old_w = st.w
         st.w, st.inbox_w[s] = st.inbox_w[s], old_w
         old_w.fill(0.0)
 
 
-def _gossip_weights(st, split):
-    """``w <- P w`` without delays (``split``: see :class:`_Split`).
+def _gossip_weights(st, split, mix=None):
+    """``w <- P w`` without delays (``split``: see :class:`_Split`); ``mix(w, out)``
+    writes ``P w`` (default: numpy and scipy's kernel; the compiled step passes its own).
 
     While every weight is exactly 1 and this step's matrix is known to map 1
     to exactly 1 (measured the first time, with the same kernels), the gossip
@@ -884,8 +890,11 @@ def _gossip_weights(st, split):
     if st.w_ones and split.keeps_ones:
         return
     out_w = st.inbox_w[0]
-    np.multiply(st.w, split.diag[:, None], out=out_w)
-    _spmm_add(split.off, st.w, out_w)
+    if mix is None:
+        np.multiply(st.w, split.diag[:, None], out=out_w)
+        _spmm_add(split.off, st.w, out_w)
+    else:
+        mix(st.w, out_w)
     if st.w_ones:  # the input was all ones: so is the output iff P 1 = 1 exactly
         split.keeps_ones = st.w_ones = bool(np.all(out_w == 1.0))
     st.w, st.inbox_w[0] = out_w, st.w
@@ -1002,8 +1011,9 @@ def _step_small(st, G, a, split):
 
 class _Fused:
     """The SGP step without delays through :mod:`sgpverify._kernels`:
-    ``_track`` + ``_axpy`` + ``_gossip`` + ``_gossip_weights`` (+ the next
-    step's de-biasing divide) in fewer passes over memory, bit-equal to them.
+    ``_track`` + ``_axpy`` + ``_gossip`` (+ the next step's de-biasing divide)
+    in fewer passes over memory, bit-equal to them; the weights go through
+    ``_gossip_weights`` with the compiled weight kernel.
     The node sum of the steps for the mass tracking is fused when the numpy
     path sums node by node (large arrays); small arrays keep ``_track`` (a
     BLAS product, whose order a kernel cannot copy)."""
@@ -1030,38 +1040,19 @@ class _Fused:
         # the weights first (they do not depend on X): the kernel can then de-bias
         w_old = st.w
         edges, csr = split.edges, split.csr
-        if edges is None and csr is None:  # pragma: no cover - the mixer gives one of them
-            csr = (split.off.indptr, split.off.indices, split.off.data)
-        X2 = X.reshape(n, -1)
-        mix_w = not (st.w_ones and split.keeps_ones)  # as _gossip_weights
-        along = mix_w and self.k.sends(edges, X2.shape[1])  # the kernel mixes the weights too
-        out_w = st.inbox_w[0]
-        if mix_w and not along:
-            _kernels.Step.weights(st.w, split.diag, edges, csr, out_w)
-        if along:
-            z_out = Z is not None  # the weights are known after the kernel only
-        else:
-            if mix_w:
-                if st.w_ones:
-                    split.keeps_ones = st.w_ones = bool(np.all(out_w == 1.0))
-                st.w, st.inbox_w[0] = out_w, st.w
-            z_out = Z is not None and not st.w_ones
+        _gossip_weights(st, split, lambda w, out: _kernels.Step.weights(w, split.diag, edges, csr, out))
+        z_out = Z is not None and not st.w_ones
         out = st.inbox[0]
+        X2 = X.reshape(n, -1)
         rows = None
-        if edges is not None and X2.shape[1] > _kernels.SHORT:
+        if edges is not None and not self.k.sends(edges, X2.shape[1]):
             rows = split.rows
             if rows is None:
                 rows = self.k.rows(n, edges)
                 if self.cache_rows:
                     rows = split.rows = tuple(r.copy() for r in rows)
         self.k.run(X2, G.reshape(n, -1), a, split.diag, edges, csr, out.reshape(n, -1), msum,
-                   Z.reshape(n, -1) if z_out else None, (out_w if along else st.w) if z_out else None, X.shape[2],
-                   rows=rows, w_old=st.w if along else None, w_out=out_w if along else None)
-        if along:
-            if st.w_ones:
-                split.keeps_ones = st.w_ones = bool(np.all(out_w == 1.0))
-            st.w, st.inbox_w[0] = out_w, st.w
-            z_out = z_out and not st.w_ones
+                   Z.reshape(n, -1) if z_out else None, st.w if z_out else None, X.shape[2], rows=rows)
         if msum is not None:  # _track's large branch: applied += the node-by-node sum
             applied += msum.reshape(applied.shape)
             if not math.isfinite(np.add.reduce(applied, axis=None)):  # the state the numpy path inspects
@@ -1085,12 +1076,7 @@ class _FusedDelayed:
         _kernels.delayed_step(st.X.reshape(n, -1), G.reshape(n, -1), a, parts.diag, parts.src, parts.dst,
                               parts.vals, parts.delays, tuple(b.reshape(n, -1) for b in st.inbox), s0,
                               st.w, tuple(st.inbox_w))
-        old = st.X  # the slot of step k+1 becomes the state, the old state an empty slot
-        st.X, st.inbox[s0] = st.inbox[s0], old
-        old.fill(0.0)
-        old_w = st.w
-        st.w, st.inbox_w[s0] = st.inbox_w[s0], old_w
-        old_w.fill(0.0)
+        _rotate(st, s0)
 
 
 def _gradients(problem, Z, rngs, R, out=None):
