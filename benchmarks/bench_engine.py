@@ -265,11 +265,11 @@ def mixing_memory(n=10**6, horizon=100, topology="exponential", columns=None):
     import subprocess
 
     code = ("import resource, time, sgpverify as sv; t = time.perf_counter(); "
-            f"sv.check_mixing(sv.graphs.by_name({topology!r}, {n}, seed=0), horizon={horizon}, columns={columns}); "
-            "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+            f"r = sv.check_mixing(sv.graphs.by_name({topology!r}, {n}, seed=0), horizon={horizon}, columns={columns}); "
+            "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, r.contraction_columns)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    secs, kb = r.stdout.split()
-    return {"n": n, "topology": topology, "horizon": horizon, "columns": columns, "seconds": float(secs),
+    secs, kb, cols = r.stdout.split()
+    return {"n": n, "topology": topology, "horizon": horizon, "columns": int(cols), "seconds": float(secs),
             "peak_rss_mb": int(kb) / 1024}
 
 
@@ -279,10 +279,11 @@ def main(argv=None):
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--mixing", action="store_true", help="also the peak memory of check_mixing at n = 10^6 "
                     "(minutes)")
-    ap.add_argument("--only", choices=("reference", "memory", "growth", "suite", "large-n"), action="append",
-                    help="run only these parts (repeatable)")
+    ap.add_argument("--only", choices=("reference", "memory", "growth", "suite", "large-n", "mixing"),
+                    action="append", help="run only these parts (repeatable; 'mixing' as --mixing)")
     a = ap.parse_args(argv)
     want = set(a.only or ("reference", "memory", "growth", "suite", "large-n"))
+    a.mixing = a.mixing or "mixing" in want
     # the path measured: the compiled step when numba is installed, for every run whatever its size
     # (auto would keep small runs on numpy until numba is loaded); SGPVERIFY_KERNELS=numpy measures numpy
     from sgpverify import _kernels
@@ -301,8 +302,9 @@ def main(argv=None):
     if "large-n" in want:
         res["large_n"] = large_n(10**5 if a.quick else 10**6, quick=a.quick)
     if a.mixing:
-        # random peer: 16 tracked columns (the default 256 need 2 GB for that block alone at n = 10^6)
-        res["mixing_memory"] = [mixing_memory(10**6, 100, "exponential"), mixing_memory(10**6, 20, "random-peer", 16)]
+        # both on check_mixing's defaults (horizon 100; at n = 10^6 the tracked columns are cut to
+        # fit assumptions.CONTRACTION_BLOCK_BYTES: 33 instead of 256)
+        res["mixing_memory"] = [mixing_memory(10**6, 100, "exponential"), mixing_memory(10**6, 100, "random-peer")]
     if a.json:
         print(json.dumps(res, indent=1))
         return 0

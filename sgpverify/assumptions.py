@@ -1277,6 +1277,30 @@ def deviation_series(matrix_of, N, n_real, starts, columns, max_len, horizon=Non
 #: aperiodic schedule (the first steps asked for); later ones are rebuilt.
 MATRIX_CACHE_BYTES = 128 << 20
 
+#: Memory of the block of tracked product columns (float64, ``N x columns``)
+#: that :func:`check_mixing` may use by default: the default 256 columns are
+#: cut to fit above ``N = 131072`` (at ``N = 10**6``: 33 columns, 264 MB; the
+#: product being formed holds a second block of that size).
+CONTRACTION_BLOCK_BYTES = 256 << 20
+
+#: Memory that :func:`check_mixing` spends on keeping the edge arrays of the
+#: steps it examines for B and the diameter (the first steps asked for);
+#: later ones are rebuilt from their matrices.
+EDGE_CACHE_BYTES = 256 << 20
+
+
+def default_columns(N):
+    """Number of product columns :func:`check_mixing` tracks by default: all
+    up to 512 rows, else 256, fewer when ``N x 256`` float64 would exceed
+    :data:`CONTRACTION_BLOCK_BYTES` (never fewer than 16).
+
+    >>> default_columns(512), default_columns(4096), default_columns(10**6)
+    (512, 256, 33)
+    """
+    if N <= 512:
+        return N
+    return int(min(256, max(16, CONTRACTION_BLOCK_BYTES // (8 * N))))
+
 
 def check_mixing(
     source,
@@ -1316,8 +1340,11 @@ def check_mixing(
     atol : float, optional
         Tolerance on column sums; default scales with eps and column size.
     columns : int, optional
-        Number of product columns tracked for C and q: all when rows <= 512
-        (default), else 256 chosen at random (seeded).
+        Number of product columns tracked for C and q: by default all when
+        rows <= 512, else 256 chosen at random (seeded), fewer above 131072
+        rows so that the block fits :data:`CONTRACTION_BLOCK_BYTES` (see
+        :func:`default_columns`; the report's ``contraction_columns`` says
+        how many).
     starts : int
         Number of start steps s for the products (spread over the first half).
     envelope_horizon : int, optional
@@ -1408,12 +1435,17 @@ def check_mixing(
 
     # B and diameter
     edge_cache = {}
+    _edge_bytes = [0]
 
     def edges_of(k):
         key = k % period if period is not None else k
-        if key not in edge_cache:
-            edge_cache[key] = _pattern_edges(matrix_of(k))
-        return edge_cache[key]
+        if key in edge_cache:
+            return edge_cache[key]
+        e = _pattern_edges(matrix_of(k))
+        if _edge_bytes[0] + e.nbytes <= EDGE_CACHE_BYTES:
+            edge_cache[key] = e
+            _edge_bytes[0] += e.nbytes
+        return e
 
     # circulant schedules (i -> i + offset for every node): every matrix and
     # product is circulant, so one column and one BFS source tell everything
@@ -1437,12 +1469,16 @@ def check_mixing(
             f"no window length B <= horizon = {horizon} makes every window's union graph strongly connected"
         )
 
+    edge_cache.clear()  # the contraction needs the memory, not the edges
+    g = None
+
     # contraction of products
     rng = rng_for(seed, "columns")
     if columns is None and circulant:
         cols = np.array([0])
     elif columns is None:
-        cols = np.arange(N) if N <= 512 else np.sort(rng.choice(N, 256, replace=False))
+        m = default_columns(N)
+        cols = np.arange(N) if m >= N else np.sort(rng.choice(N, m, replace=False))
     else:
         m = check_int("columns", columns, min_value=1)
         cols = np.arange(N) if m >= N else np.sort(rng.choice(N, m, replace=False))

@@ -697,7 +697,10 @@ class _RandomPeer(_RandomTopology):
             return _EMPTY
         b, r = divmod(k, self.BLOCK)
         if self._block[0] != b:
-            offs = rng_for(self.seed, self.domain, b).integers(1, n, size=(self.BLOCK, n))
+            # int32 when it holds n (half the memory: 256 MB a block at n = 10^6); numpy
+            # draws the same values for either dtype below 2^32 (tested)
+            dt = np.int32 if n < 2**31 else np.int64
+            offs = rng_for(self.seed, self.domain, b).integers(1, n, size=(self.BLOCK, n), dtype=dt)
             self._block = (b, offs)
         # src = 0..n-1, one distinct non-self peer each: already sorted and unique
         out = np.empty((n, 2), dtype=np.int64)

@@ -728,3 +728,47 @@ def test_finite_time_consensus_gives_q_exact_zero_on_every_path(peers):
     ring = sv.graphs.ring(6, bidirectional=True)
     a, b = sv.check_mixing(ring, horizon=20), sv.check_mixing(ring.relabel(np.arange(6)), horizon=20)
     assert a.q_exact > 0.1 and a.q_exact == pytest.approx(b.q_exact, rel=1e-9)
+
+
+@pytest.mark.parametrize("topo", [sv.graphs.random_peer(24, seed=3), sv.graphs.exponential(24)])
+def test_bounded_edge_cache_changes_nothing(monkeypatch, topo):
+    """check_mixing keeps at most EDGE_CACHE_BYTES of the steps' edge arrays (B,
+    diameter) and rebuilds the others: the report is the same with no cache."""
+    full = sv.check_mixing(topo, horizon=30).to_dict()
+    monkeypatch.setattr(assumptions, "EDGE_CACHE_BYTES", 0)
+    none = sv.check_mixing(topo, horizon=30).to_dict()
+    assert json.dumps(full, sort_keys=True, default=str) == json.dumps(none, sort_keys=True, default=str)
+
+
+def test_default_columns_fit_the_block_budget(monkeypatch):
+    # all columns up to 512 rows, then 256, then as many as the budget holds (at least 16)
+    assert [assumptions.default_columns(N) for N in (1, 512, 513, 131072, 131073, 10**6, 10**9)] == [
+        1, 512, 256, 256, 255, 33, 16]
+    for N in (513, 4096, 131072, 200_000, 10**6):
+        m = assumptions.default_columns(N)
+        assert 8 * N * m <= max(assumptions.CONTRACTION_BLOCK_BYTES, 8 * N * 16)
+    # check_mixing follows the budget, and reports how many columns it tracked
+    topo = sv.graphs.random_peer(600, seed=1)
+    assert sv.check_mixing(topo, horizon=20).contraction_columns == 256
+    monkeypatch.setattr(assumptions, "CONTRACTION_BLOCK_BYTES", 8 * 600 * 40)
+    r = sv.check_mixing(topo, horizon=20)
+    assert r.contraction_columns == 40 and r.passed
+    assert sv.check_mixing(topo, horizon=20, columns=100).contraction_columns == 100  # an explicit choice stands
+
+
+@pytest.mark.parametrize("budget", [0, 24 * 2 * 4 * 10, 1 << 30])  # no step kept, 10 steps, all
+def test_edges_of_gives_each_steps_edges_kept_or_rebuilt(monkeypatch, budget):
+    topo = sv.graphs.random_peer(24, seed=3)
+    S = sv.mixing.mixing_schedule(topo)
+    real, checked = assumptions.find_B, []
+
+    def spy(N, edges_of, horizon, period=None):
+        for _ in range(2):  # the first pass fills the cache, the second reads it
+            for k in range(horizon):
+                assert np.array_equal(edges_of(k), assumptions._pattern_edges(S.matrix(k))), k
+        checked.append(horizon)
+        return real(N, edges_of, horizon, period)
+
+    monkeypatch.setattr(assumptions, "EDGE_CACHE_BYTES", budget)
+    monkeypatch.setattr(assumptions, "find_B", spy)
+    assert sv.check_mixing(topo, horizon=30).passed and checked == [30]

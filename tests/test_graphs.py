@@ -650,3 +650,20 @@ def test_message_loss_topology():
         graphs.with_message_loss(base, 1.5)
     with pytest.raises(TypeError, match="topo must be a Topology"):
         graphs.with_message_loss("ring", 0.1)
+
+
+@pytest.mark.parametrize("n", [2, 3, 17, 1000, 65537])
+def test_random_peer_stream_is_the_int64_draw_of_64_steps_per_block(n):
+    # the block of offsets is stored as int32 (half the memory at large n); the
+    # stream must stay the one of integers(1, n, size=(64, n)) in int64
+    from sgpverify._validate import STREAM, seed_sequence
+
+    topo = graphs.random_peer(n, seed=5)
+    for k in (0, 1, 63, 64, 130):
+        b, r = divmod(k, 64)
+        gen = np.random.Generator(np.random.PCG64(seed_sequence(5, STREAM["random-peer"], b)))
+        offs = gen.integers(1, n, size=(64, n))[r]
+        e = topo.edges(k)
+        assert e.dtype == np.int64
+        assert np.array_equal(e[:, 0], np.arange(n))
+        assert np.array_equal(e[:, 1], (np.arange(n) + offs) % n)
