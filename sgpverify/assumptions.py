@@ -298,6 +298,7 @@ def format_report(r):
         ("q_lyapunov", f"{r.q_lyapunov:.6g} [{r.q_lyapunov_interval[0]:.6g}, {r.q_lyapunov_interval[1]:.6g}]"),
         ("q (envelope)", f"{_fmt(r.q)} (q >= {'q_exact' if r.q_source == 'exact' else 'Lyapunov upper end: an estimate'})"),
         ("C (envelope)", f"{_fmt(r.C)} (worst dev/(C q^t) = {r.envelope_worst_ratio:.6g})"),
+        ("products tracked", f"{r.contraction_columns} of {r.rows} columns from {r.contraction_starts} starts"),
         ("envelope horizon", f"{r.envelope_horizon} ({'reaches round-off floor' if r.envelope_reaches_floor else 'cap'}"
                              f"{'' if r.envelope_horizon_over_fit is None else f', {r.envelope_horizon_over_fit:.3g} x fit window'})"
                              f"{'' if r.envelope_horizon_ok else ' TOO SHORT'}"),

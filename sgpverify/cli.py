@@ -95,6 +95,9 @@ def build_parser():
     m.add_argument("--envelope-horizon", type=int, metavar="T",
                    help="largest product length for the envelope (C, q) (default: until round-off, "
                         "at most max(10 x horizon, 1000))")
+    m.add_argument("--columns", type=int, metavar="C",
+                   help="product columns tracked for C and q (default: all up to 512 rows, else 256 seeded "
+                        "random ones, fewer above 131072 rows so that they fit in 256 MB)")
     m.add_argument("--lyapunov-steps", type=int, default=2000, metavar="S",
                    help="steps of the Lyapunov rate estimate (default 2000)")
     m.add_argument("--json", action="store_true",
@@ -355,7 +358,7 @@ def _cmd_mixing(a, out):
         source = mats if len(mats) > 1 else mats[0]
     report = check_mixing(
         source, tau=a.tau, delay=a.delay, horizon=a.horizon, seed=a.seed, weights=a.weights,
-        envelope_horizon=a.envelope_horizon, lyapunov_steps=a.lyapunov_steps,
+        envelope_horizon=a.envelope_horizon, lyapunov_steps=a.lyapunov_steps, columns=a.columns,
     )
     if a.json:
         out.write(json.dumps(report.to_dict()) + "\n")

@@ -45,6 +45,19 @@ def test_mixing_with_delays_and_faults():
     assert d["rows"] == 24 and d["tau"] == 2 and d["column_stochastic"]
 
 
+def test_mixing_columns_option():
+    argv = ["mixing", "--topology", "random-peer", "--nodes", "600", "--horizon", "20"]
+    code, out, err = run(argv)
+    assert code == 0, err
+    assert "products tracked        256 of 600 columns from 4 starts" in out
+    code, out, err = run(argv + ["--columns", "40", "--json"])
+    assert code == 0, err
+    assert json.loads(out)["contraction_columns"] == 40
+    code, out, err = run(argv + ["--columns", "0"])
+    assert code == 2 and out == ""
+    assert "columns must be an integer >= 1, got 0" in err
+
+
 def test_violation_exits_1(tmp_path):
     f = tmp_path / "p.csv"
     np.savetxt(f, np.array([[0.5, 0.3], [0.4, 0.7]]), delimiter=",")
