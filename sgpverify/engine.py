@@ -944,11 +944,33 @@ def _account_lost(lost, st, lost_x, lost_w):
     lost_w += lost[idx] @ st.w[idx]
 
 
+def _replica_grads(problem):
+    """The problem's ``grad_replicas`` (see :mod:`sgpverify.problems`), or None.
+
+    Looked up on the class (a wrapper that forwards attributes with
+    ``__getattr__`` does not pass it on) and used only where the class that
+    defines it also defines the ``grad`` in effect and no instance attribute
+    replaces ``grad``: a subclass or a wrapper that changes the gradient keeps
+    the per-replica calls."""
+    cls = type(problem)
+    if getattr(cls, "grad_replicas", None) is None or "grad" in getattr(problem, "__dict__", {}):
+        return None
+
+    def owner(name):
+        return next((c for c in cls.__mro__ if name in vars(c)), None)
+
+    if owner("grad_replicas") is not owner("grad"):
+        return None
+    return problem.grad_replicas
+
+
 class _Gradients:
     """Stochastic gradients at Z (n, R, d), each replica from its own stream,
     written into one reused array; the per-replica views of the few state
     arrays the gradient is taken at are made once (call overhead at small
-    sizes). The problem sees the same views as :func:`_gradients`."""
+    sizes). The problem sees the same views as :func:`_gradients`, or, when
+    it defines ``grad_replicas`` (:func:`_replica_grads`), the replicas
+    stacked (R, n, d) in one call per step at small sizes."""
 
     def __init__(self, problem, rngs, shape):
         self.problem, self.rngs, self.R = problem, rngs, shape[1]
@@ -962,6 +984,8 @@ class _Gradients:
             self.G2 = self.G.reshape(n, R * d)  # a view
             self.Zt = np.empty((R, n, d))
             self.Zv = list(self.Zt)  # its replicas, contiguous (n, d) views
+            self.stacked = _replica_grads(problem)
+            self.Gt = np.empty((R, n, d)) if self.stacked is not None else None
 
     def at(self, X, w=None):
         """Gradients at ``X / w`` (``X`` when w is None)."""
@@ -972,6 +996,10 @@ class _Gradients:
             np.copyto(Zt, X.transpose(1, 0, 2))
         else:
             np.divide(X.transpose(1, 0, 2), w.T[:, :, None], out=Zt)
+        if self.stacked is not None:  # one call for the R replicas, then into the (n, R, d) layout
+            self.stacked(Zt, self.rngs, self.Gt)
+            np.copyto(self.G, self.Gt.transpose(1, 0, 2))
+            return self.G
         grad = self.problem.grad
         # one copy of every replica's gradient into the (n, R, d) layout: side by side
         # along the columns of its (n, R d) view (np.stack did the same at twice the cost)

@@ -18,7 +18,16 @@ points where f is not locally convex). Used by the engine when True:
 row of a stacked input, the same bits as a call on that row alone (true of
 elementwise code with sums over the last axis; not of BLAS products): the
 engine then evaluates a chunk of records in one call (QuadraticCosine and
-DoubleWell promise it, and the tests check the promise).
+DoubleWell promise it, and the tests check the promise). Also optional:
+``grad_replicas(Z, rngs, out)``, the stochastic gradients of R replicas at
+``Z`` shaped ``(R, n, d)``, replica r drawing from ``rngs[r]``, written into
+``out`` (``(R, n, d)``, C-contiguous): for every r the same bits as
+``grad(Z[r], rngs[r])`` and the same draws from ``rngs[r]``. The engine then
+makes one call per step instead of R at small sizes (QuadraticCosine and
+DoubleWell define it; the tests check the promise). It is looked up on the
+class, and used only where the class that defines it also defines the
+``grad`` in effect, so a subclass or a wrapper that changes ``grad`` keeps
+the per-replica calls.
 
 Each constant is proved in the class docstring (Notes) and checked against
 sampled points in the tests. Users plug their own problems in through the same
@@ -78,6 +87,24 @@ def _gaussian_noise(rng, shape, sigma):
     if sigma == 0.0:
         return 0.0
     return rng.standard_normal(shape) * (sigma / math.sqrt(shape[-1]))
+
+
+def _noisy_replicas(local_grad, sigma, Z, rngs, out):
+    """``grad_replicas`` of a problem whose ``grad(z, rng)`` is ``local_grad(z) +
+    _gaussian_noise(rng, z.shape, sigma)`` with elementwise ``local_grad``: the
+    same operations on the stacked replicas, so the same bits per replica.
+    ``standard_normal(out=...)`` fills replica r with the values
+    ``standard_normal(shape)`` would return, from ``rngs[r]`` alone."""
+    Z = np.asarray(Z, dtype=float)
+    if len(rngs) != Z.shape[0] or out.shape != Z.shape:
+        raise ValueError(f"grad_replicas needs one generator per replica and out shaped like Z {Z.shape}, "
+                         f"got {len(rngs)} generators and out {out.shape}")
+    if sigma == 0.0:
+        return np.add(local_grad(Z), 0.0, out=out)  # grad adds the noise 0.0 (so -0.0 becomes 0.0)
+    for r, rng in enumerate(rngs):
+        rng.standard_normal(out=out[r])
+    np.multiply(out, sigma / math.sqrt(Z.shape[-1]), out=out)
+    return np.add(local_grad(Z), out, out=out)
 
 
 class QuadraticCosine(Problem):
@@ -204,6 +231,10 @@ class QuadraticCosine(Problem):
         z = np.asarray(z, dtype=float)
         return self.local_grad(z) + _gaussian_noise(rng, z.shape, self.sigma)
 
+    def grad_replicas(self, Z, rngs, out):
+        """``grad(Z[r], rngs[r])`` for every replica r, into ``out`` (R, n, d): the same bits."""
+        return _noisy_replicas(self.local_grad, self.sigma, Z, rngs, out)
+
     def full_grad(self, x):
         x = np.asarray(x, dtype=float)
         return self.a * x - self.alpha * np.sin(x)  # mean_i b_i = 0
@@ -287,6 +318,10 @@ class DoubleWell(Problem):
     def grad(self, z, rng):
         z = np.asarray(z, dtype=float)
         return self.local_grad(z) + _gaussian_noise(rng, z.shape, self.sigma)
+
+    def grad_replicas(self, Z, rngs, out):
+        """``grad(Z[r], rngs[r])`` for every replica r, into ``out`` (R, n, d): the same bits."""
+        return _noisy_replicas(self.local_grad, self.sigma, Z, rngs, out)
 
     def full_grad(self, x):
         return self._wprime(np.asarray(x, dtype=float))

@@ -819,3 +819,67 @@ def test_replica_major_gradients_equal_strided_path_and_reference(monkeypatch, t
     # (not mass_error: the node sum of the steps is BLAS dgemv below _BLAS_MIN, a numpy sum above)
     for key in ("x", "w", "z", "consensus", "grad_norm_sq", "value", "weight_min", "weight_max"):
         assert np.array_equal(getattr(many, key), getattr(strided, key), equal_nan=True), key
+
+
+class _PerReplicaQC(problems.QuadraticCosine):
+    """QuadraticCosine whose grad is overridden (by itself): the engine must keep the per-replica calls."""
+
+    def grad(self, z, rng):
+        return super().grad(z, rng)
+
+
+class _PerReplicaDW(problems.DoubleWell):
+    def grad(self, z, rng):
+        return super().grad(z, rng)
+
+
+class _Forward:
+    """A wrapper forwarding every attribute (as the suite's controls do)."""
+
+    def __init__(self, inner):
+        self._inner = inner
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+    def grad(self, z, rng):
+        return self._inner.grad(z, rng) + 1.0
+
+
+def test_replica_grads_is_used_only_where_grad_is_the_one_it_was_written_for():
+    from sgpverify.engine import _replica_grads
+
+    qc = problems.QuadraticCosine(4, 3, seed=0)
+    assert _replica_grads(qc) is not None and _replica_grads(problems.DoubleWell(4, 3, seed=0)) is not None
+    assert _replica_grads(_PerReplicaQC(4, 3, seed=0)) is None  # a subclass that changes grad
+    assert _replica_grads(_Forward(qc)) is None  # a wrapper: grad_replicas is not forwarded
+    assert _replica_grads(problems.NonconvexLogistic(4, 3, seed=0)) is None  # not defined
+    patched = problems.QuadraticCosine(4, 3, seed=0)
+    patched.grad = lambda z, rng: qc.grad(z, rng)  # an instance attribute replaces grad
+    assert _replica_grads(patched) is None
+
+
+@pytest.mark.parametrize("kernels", ["numpy", "numba"])
+@pytest.mark.parametrize(
+    "make, per, topo, kw",
+    [
+        (problems.QuadraticCosine, _PerReplicaQC, lambda: graphs.exponential(16), dict(replicas=8)),
+        (problems.QuadraticCosine, _PerReplicaQC, lambda: graphs.random_peer(16, seed=1),
+         dict(replicas=8, tau=2, delay="random")),
+        (problems.QuadraticCosine, _PerReplicaQC, lambda: graphs.random_peer(16, seed=1),
+         dict(replicas=3, momentum=0.9, debias=False)),
+        (problems.DoubleWell, _PerReplicaDW, lambda: graphs.ring(8), dict(replicas=5, algorithm="dpsgd")),
+    ],
+    ids=["exponential", "delays", "momentum-no-debias", "doublewell-dpsgd"],
+)
+def test_one_gradient_call_per_step_gives_the_per_replica_bits(make, per, topo, kw, kernels, monkeypatch):
+    from sgpverify import _kernels
+
+    if kernels == "numba" and not _kernels.available():
+        pytest.skip("numba not installed (the fast extra)")
+    monkeypatch.setenv("SGPVERIFY_KERNELS", kernels)
+    n = topo().n
+    a = sv.simulate(make(n, 10, seed=2), topo(), step_size=0.05, n_iter=60, seed=4, record_every=7, **kw)
+    b = sv.simulate(per(n, 10, seed=2), topo(), step_size=0.05, n_iter=60, seed=4, record_every=7, **kw)
+    for f in ("x", "w", "z", *sv.engine.Trace.SERIES, "iterations"):
+        assert np.array_equal(getattr(a, f), getattr(b, f), equal_nan=True), f

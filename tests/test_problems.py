@@ -748,3 +748,31 @@ def test_check_problem_names_missing_attribute():
 def test_module_exports():
     for name in problems.__all__:
         assert hasattr(problems, name), name
+
+
+def _bits(a):
+    return np.ascontiguousarray(a, dtype=float).view(np.uint64)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda: problems.QuadraticCosine(6, 7, sigma=0.3, seed=1), lambda: problems.QuadraticCosine(5, 3, sigma=0.0, seed=2),
+     lambda: problems.DoubleWell(6, 7, seed=1), lambda: problems.DoubleWell(4, 1, sigma=0.0, seed=3),
+     lambda: problems.QuadraticCosine(16, 10, sigma=1.0, seed=0)],
+    ids=["quadcos", "quadcos-no-noise", "doublewell", "doublewell-no-noise", "quadcos-suite"])
+def test_grad_replicas_gives_each_replica_the_bits_and_draws_of_grad(make):
+    # the promise behind grad_replicas: one stacked call equals R calls of grad, bit for bit
+    # (signed zeros included), and leaves every generator where grad leaves it
+    prob = make()
+    R = 5
+    Z = np.random.default_rng(7).standard_normal((R, prob.n_nodes, prob.dim)) * 3
+    Z[0, 0, 0], Z[1, -1, -1] = -0.0, 0.0
+    mine = [np.random.default_rng(s) for s in range(R)]
+    theirs = [np.random.default_rng(s) for s in range(R)]
+    out = np.full_like(Z, np.nan)
+    assert prob.grad_replicas(Z, mine, out) is out
+    for r in range(R):
+        assert np.array_equal(_bits(out[r]), _bits(prob.grad(Z[r], theirs[r]))), r
+        assert mine[r].random() == theirs[r].random(), r
+    with pytest.raises(ValueError, match="one generator per replica.*got 4 generators"):
+        prob.grad_replicas(Z, mine[:4], out)
