@@ -1470,7 +1470,8 @@ def check_mixing(
             f"no window length B <= horizon = {horizon} makes every window's union graph strongly connected"
         )
 
-    edge_cache.clear()  # the contraction needs the memory, not the edges
+    # the contraction needs the memory: drop the edges and the last union graph
+    edge_cache.clear()
     g = None
 
     # contraction of products

@@ -89,25 +89,33 @@ def _gaussian_noise(rng, shape, sigma):
     return rng.standard_normal(shape) * (sigma / math.sqrt(shape[-1]))
 
 
-def _noisy_replicas(local_grad, sigma, Z, rngs, out):
-    """``grad_replicas`` of a problem whose ``grad(z, rng)`` is ``local_grad(z) +
-    _gaussian_noise(rng, z.shape, sigma)`` with elementwise ``local_grad``: the
-    same operations on the stacked replicas, so the same bits per replica.
-    ``standard_normal(out=...)`` fills replica r with the values
-    ``standard_normal(shape)`` would return, from ``rngs[r]`` alone."""
-    Z = np.asarray(Z, dtype=float)
-    if len(rngs) != Z.shape[0] or out.shape != Z.shape:
-        raise ValueError(f"grad_replicas needs one generator per replica and out shaped like Z {Z.shape}, "
-                         f"got {len(rngs)} generators and out {out.shape}")
-    if sigma == 0.0:
-        return np.add(local_grad(Z), 0.0, out=out)  # grad adds the noise 0.0 (so -0.0 becomes 0.0)
-    for r, rng in enumerate(rngs):
-        rng.standard_normal(out=out[r])
-    np.multiply(out, sigma / math.sqrt(Z.shape[-1]), out=out)
-    return np.add(local_grad(Z), out, out=out)
+class _LocalPlusNoise(Problem):
+    """Problems whose stochastic gradient is ``local_grad(z)`` (elementwise)
+    plus Gaussian noise of level ``sigma``: QuadraticCosine and DoubleWell."""
+
+    def grad(self, z, rng):
+        z = np.asarray(z, dtype=float)
+        return self.local_grad(z) + _gaussian_noise(rng, z.shape, self.sigma)
+
+    def grad_replicas(self, Z, rngs, out):
+        """``grad(Z[r], rngs[r])`` for every replica r, into ``out`` (R, n, d):
+        the same operations on the stacked replicas (``local_grad`` is
+        elementwise), so the same bits per replica; ``standard_normal(out=...)``
+        fills replica r with the values ``standard_normal(shape)`` would
+        return, from ``rngs[r]`` alone."""
+        Z = np.asarray(Z, dtype=float)
+        if len(rngs) != Z.shape[0] or out.shape != Z.shape:
+            raise ValueError(f"grad_replicas needs one generator per replica and out shaped like Z {Z.shape}, "
+                             f"got {len(rngs)} generators and out {out.shape}")
+        if self.sigma == 0.0:
+            return np.add(self.local_grad(Z), 0.0, out=out)  # grad adds the noise 0.0 (so -0.0 becomes 0.0)
+        for r, rng in enumerate(rngs):
+            rng.standard_normal(out=out[r])
+        np.multiply(out, self.sigma / math.sqrt(Z.shape[-1]), out=out)
+        return np.add(self.local_grad(Z), out, out=out)
 
 
-class QuadraticCosine(Problem):
+class QuadraticCosine(_LocalPlusNoise):
     """Heterogeneous quadratics plus a cosine ripple.
 
     ``f_i(x) = 1/2 (x - b_i)^T A (x - b_i) + alpha sum_j cos(x_j)``, with
@@ -227,14 +235,6 @@ class QuadraticCosine(Problem):
     def local_grad(self, z):
         return self.a * (z - self.b) - self.alpha * np.sin(z)
 
-    def grad(self, z, rng):
-        z = np.asarray(z, dtype=float)
-        return self.local_grad(z) + _gaussian_noise(rng, z.shape, self.sigma)
-
-    def grad_replicas(self, Z, rngs, out):
-        """``grad(Z[r], rngs[r])`` for every replica r, into ``out`` (R, n, d): the same bits."""
-        return _noisy_replicas(self.local_grad, self.sigma, Z, rngs, out)
-
     def full_grad(self, x):
         x = np.asarray(x, dtype=float)
         return self.a * x - self.alpha * np.sin(x)  # mean_i b_i = 0
@@ -245,7 +245,7 @@ class QuadraticCosine(Problem):
         return 0.5 * (np.sum(self.a * x**2, axis=-1) + self._value_const) + self.alpha * np.sum(np.cos(x), axis=-1)
 
 
-class DoubleWell(Problem):
+class DoubleWell(_LocalPlusNoise):
     """Separable double wells with linear tilts: ``3^d`` stationary points.
 
     ``f_i(x) = sum_j w(x_j) + c_i^T x`` with
@@ -314,14 +314,6 @@ class DoubleWell(Problem):
 
     def local_grad(self, z):
         return self._wprime(z) + self.c
-
-    def grad(self, z, rng):
-        z = np.asarray(z, dtype=float)
-        return self.local_grad(z) + _gaussian_noise(rng, z.shape, self.sigma)
-
-    def grad_replicas(self, Z, rngs, out):
-        """``grad(Z[r], rngs[r])`` for every replica r, into ``out`` (R, n, d): the same bits."""
-        return _noisy_replicas(self.local_grad, self.sigma, Z, rngs, out)
 
     def full_grad(self, x):
         return self._wprime(np.asarray(x, dtype=float))
