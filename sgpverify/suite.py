@@ -33,7 +33,7 @@ from scipy import stats
 from . import __version__, graphs, mixing, problems, rates, theory
 from ._validate import unknown_key
 from .assumptions import check_mixing
-from .engine import simulate
+from .engine import _replica_grads, simulate
 from .errors import EffectiveStepWarning, SimulationDivergedError
 
 __all__ = [
@@ -341,6 +341,29 @@ class _Perturbed:
         if v.bias:
             g += self._b
         return g
+
+    def grad_replicas(self, Z, rngs, out):
+        """``grad(Z[r], rngs[r])`` for every replica r, into ``out`` (R, n, d): the inner
+        problem's ``grad_replicas`` when it has one, then each replica's departures drawn
+        from its own stream in ``grad``'s order (the same bits and draws); else one
+        ``grad`` call per replica."""
+        inner = _replica_grads(self._inner)
+        if inner is None:
+            for r, rng in enumerate(rngs):
+                out[r] = self.grad(Z[r], rng)
+            return out
+        inner(Z, rngs, out)
+        v = self._v
+        if v.extra_noise:
+            c = self._scale * math.sqrt(v.extra_noise)
+            for g, rng in zip(out, rngs):
+                g += rng.standard_normal(g.shape) * c
+        if v.shared_noise:
+            for g, rng in zip(out, rngs):
+                g += rng.standard_normal((1, g.shape[-1])) * self._scale
+        if v.bias:
+            out += self._b
+        return out
 
 
 # ---------------------------------------------------------------- records

@@ -368,3 +368,28 @@ def test_new_claims_follow_from_the_raw_data(quick):
     tp = quick.data["topologies"]["schedules"]
     assert set(tp) == {"exponential", "exponential, 2 peers", "ring-bidir", "erdos-renyi"}
     assert by["peers"].extra["S2"] == [tp["exponential"]["S2"], tp["exponential, 2 peers"]["S2"]]
+
+
+@pytest.mark.parametrize("variant", [dict(extra_noise=99.0), dict(shared_noise=True), dict(bias=0.5),
+                                     dict(extra_noise=3.0, shared_noise=True, bias=0.25)],
+                         ids=["extra-noise", "shared-noise", "bias", "all-three"])
+@pytest.mark.parametrize("inner", ["quadcos", "logistic"])
+def test_perturbed_problem_stacked_gradients_are_its_per_replica_gradients(variant, inner):
+    # the controls' problem: one stacked call (inner grad_replicas, then each replica's departures
+    # from its own stream) gives grad's bits and draws; without an inner grad_replicas, per replica
+    from sgpverify import engine, problems
+
+    base = (problems.QuadraticCosine(6, 5, sigma=0.7, seed=1) if inner == "quadcos"
+            else problems.NonconvexLogistic(6, 5, seed=1))
+    prob = suite._Perturbed(base, suite.Variant(**variant))
+    assert engine._replica_grads(prob) is not None
+    assert (engine._replica_grads(base) is not None) == (inner == "quadcos")
+    R = 4
+    Z = np.random.default_rng(3).standard_normal((R, 6, 5))
+    mine = [np.random.default_rng(s) for s in range(R)]
+    theirs = [np.random.default_rng(s) for s in range(R)]
+    out = np.full_like(Z, np.nan)
+    assert prob.grad_replicas(Z, mine, out) is out
+    for r in range(R):
+        assert np.array_equal(out[r].view(np.uint64), prob.grad(Z[r], theirs[r]).view(np.uint64)), r
+        assert mine[r].random() == theirs[r].random(), r
