@@ -1773,9 +1773,11 @@ def plan_units(config=QUICK, controls=False, only=None):
 
 
 #: Relative cost of a unit (CPU seconds of the quick preset on this project's machine, main run and
-#: control); only the order in which units are handed to the workers depends on it, never a result.
-_COSTS = {"topologies": (25, 20), "delays": (23, 20), "scaling": (20, 20), "speedup": (20, 12),
-          "theorem": (13, 14), "complexity": (8, 11), "rates": (10, 5), "baselines": (10, 3), "descent": (2, 2)}
+#: its costliest control, numpy path, measured 2026-12-01 by timing each unit of
+#: ``plan_units(QUICK, controls=True)`` alone); only the order in which units are handed to the
+#: workers depends on it, never a result.
+_COSTS = {"scaling": (14, 16), "delays": (13, 11), "topologies": (12, 13), "speedup": (8, 6),
+          "theorem": (4, 5), "complexity": (3, 4), "rates": (5, 3), "baselines": (4, 1), "descent": (1, 1)}
 
 
 def _unit_cost(unit):
