@@ -730,6 +730,22 @@ class _Scaled:
         fg = np.asarray(self._inner.full_grad(z), dtype=float)
         return fg + self._sh * (lg - fg) + self._sn * (g - lg)
 
+    def grad_replicas(self, Z, rngs, out):
+        """``grad(Z[r], rngs[r])`` for every replica r, into ``out`` (R, n, d): the inner
+        problem's ``grad_replicas`` when it has one (``local_grad`` and ``full_grad`` still
+        per replica, as ``grad`` calls them; the elementwise combination stacked), else one
+        ``grad`` call per replica: the same bits and draws."""
+        inner = _replica_grads(self._inner)
+        if inner is None:
+            for r, rng in enumerate(rngs):
+                out[r] = self.grad(Z[r], rng)
+            return out
+        g = inner(Z, rngs, out)
+        lg = np.stack([np.asarray(self._inner.local_grad(z), dtype=float) for z in Z])
+        fg = np.stack([np.asarray(self._inner.full_grad(z), dtype=float) for z in Z])
+        np.copyto(out, fg + self._sh * (lg - fg) + self._sn * (g - lg))
+        return out
+
 
 SCALINGS = (("base", 1, 1), ("noise", 1, 2), ("heterogeneity", 2, 1), ("both", 2, 2))
 

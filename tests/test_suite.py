@@ -393,3 +393,23 @@ def test_perturbed_problem_stacked_gradients_are_its_per_replica_gradients(varia
     for r in range(R):
         assert np.array_equal(out[r].view(np.uint64), prob.grad(Z[r], theirs[r]).view(np.uint64)), r
         assert mine[r].random() == theirs[r].random(), r
+
+
+@pytest.mark.parametrize("s_h, s_n", [(1, 1), (2, 1), (1, 2), (2, 2), (0.5, 3)])
+@pytest.mark.parametrize("inner", ["quadcos", "logistic"])
+def test_scaled_problem_stacked_gradients_are_its_per_replica_gradients(s_h, s_n, inner):
+    from sgpverify import engine, problems
+
+    base = (problems.QuadraticCosine(6, 5, sigma=0.7, seed=1) if inner == "quadcos"
+            else problems.NonconvexLogistic(6, 5, seed=1))
+    prob = suite._Scaled(base, s_h, s_n)
+    assert engine._replica_grads(prob) is not None
+    R = 4
+    Z = np.random.default_rng(5).standard_normal((R, 6, 5))
+    mine = [np.random.default_rng(s) for s in range(R)]
+    theirs = [np.random.default_rng(s) for s in range(R)]
+    out = np.full_like(Z, np.nan)
+    assert prob.grad_replicas(Z, mine, out) is out
+    for r in range(R):
+        assert np.array_equal(out[r].view(np.uint64), prob.grad(Z[r], theirs[r]).view(np.uint64)), r
+        assert mine[r].random() == theirs[r].random(), r
