@@ -370,6 +370,29 @@ def test_new_claims_follow_from_the_raw_data(quick):
     assert by["peers"].extra["S2"] == [tp["exponential"]["S2"], tp["exponential, 2 peers"]["S2"]]
 
 
+def _inner_problem(inner):
+    from sgpverify import problems
+
+    return (problems.QuadraticCosine(6, 5, sigma=0.7, seed=1) if inner == "quadcos"
+            else problems.NonconvexLogistic(6, 5, seed=1))
+
+
+def _assert_stacked_gradients_are_per_replica_gradients(prob, seed, R=4):
+    """One grad_replicas call gives, replica by replica, grad's bits and leaves each generator where
+    grad leaves it; and the engine takes the stacked call."""
+    from sgpverify import engine
+
+    assert engine._replica_grads(prob) is not None
+    Z = np.random.default_rng(seed).standard_normal((R, 6, 5))
+    mine = [np.random.default_rng(s) for s in range(R)]
+    theirs = [np.random.default_rng(s) for s in range(R)]
+    out = np.full_like(Z, np.nan)
+    assert prob.grad_replicas(Z, mine, out) is out
+    for r in range(R):
+        assert np.array_equal(out[r].view(np.uint64), prob.grad(Z[r], theirs[r]).view(np.uint64)), r
+        assert mine[r].random() == theirs[r].random(), r
+
+
 @pytest.mark.parametrize("variant", [dict(extra_noise=99.0), dict(shared_noise=True), dict(bias=0.5),
                                      dict(extra_noise=3.0, shared_noise=True, bias=0.25)],
                          ids=["extra-noise", "shared-noise", "bias", "all-three"])
@@ -377,39 +400,14 @@ def test_new_claims_follow_from_the_raw_data(quick):
 def test_perturbed_problem_stacked_gradients_are_its_per_replica_gradients(variant, inner):
     # the controls' problem: one stacked call (inner grad_replicas, then each replica's departures
     # from its own stream) gives grad's bits and draws; without an inner grad_replicas, per replica
-    from sgpverify import engine, problems
+    from sgpverify import engine
 
-    base = (problems.QuadraticCosine(6, 5, sigma=0.7, seed=1) if inner == "quadcos"
-            else problems.NonconvexLogistic(6, 5, seed=1))
-    prob = suite._Perturbed(base, suite.Variant(**variant))
-    assert engine._replica_grads(prob) is not None
+    base = _inner_problem(inner)
     assert (engine._replica_grads(base) is not None) == (inner == "quadcos")
-    R = 4
-    Z = np.random.default_rng(3).standard_normal((R, 6, 5))
-    mine = [np.random.default_rng(s) for s in range(R)]
-    theirs = [np.random.default_rng(s) for s in range(R)]
-    out = np.full_like(Z, np.nan)
-    assert prob.grad_replicas(Z, mine, out) is out
-    for r in range(R):
-        assert np.array_equal(out[r].view(np.uint64), prob.grad(Z[r], theirs[r]).view(np.uint64)), r
-        assert mine[r].random() == theirs[r].random(), r
+    _assert_stacked_gradients_are_per_replica_gradients(suite._Perturbed(base, suite.Variant(**variant)), 3)
 
 
 @pytest.mark.parametrize("s_h, s_n", [(1, 1), (2, 1), (1, 2), (2, 2), (0.5, 3)])
 @pytest.mark.parametrize("inner", ["quadcos", "logistic"])
 def test_scaled_problem_stacked_gradients_are_its_per_replica_gradients(s_h, s_n, inner):
-    from sgpverify import engine, problems
-
-    base = (problems.QuadraticCosine(6, 5, sigma=0.7, seed=1) if inner == "quadcos"
-            else problems.NonconvexLogistic(6, 5, seed=1))
-    prob = suite._Scaled(base, s_h, s_n)
-    assert engine._replica_grads(prob) is not None
-    R = 4
-    Z = np.random.default_rng(5).standard_normal((R, 6, 5))
-    mine = [np.random.default_rng(s) for s in range(R)]
-    theirs = [np.random.default_rng(s) for s in range(R)]
-    out = np.full_like(Z, np.nan)
-    assert prob.grad_replicas(Z, mine, out) is out
-    for r in range(R):
-        assert np.array_equal(out[r].view(np.uint64), prob.grad(Z[r], theirs[r]).view(np.uint64)), r
-        assert mine[r].random() == theirs[r].random(), r
+    _assert_stacked_gradients_are_per_replica_gradients(suite._Scaled(_inner_problem(inner), s_h, s_n), 5)
