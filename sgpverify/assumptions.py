@@ -1290,6 +1290,31 @@ CONTRACTION_BLOCK_BYTES = 256 << 20
 EDGE_CACHE_BYTES = 256 << 20
 
 
+class _BudgetCache:
+    """``build(k)``, kept for the keys first asked for while their total size
+    (``nbytes(value)``) fits ``budget`` bytes, rebuilt for the others.
+    ``key(k)`` maps a step to its cache key (default: the step itself)."""
+
+    def __init__(self, build, budget, nbytes, key=None):
+        self.build, self.budget, self.nbytes, self.key = build, budget, nbytes, key
+        self.store, self.used = {}, 0
+
+    def __call__(self, k):
+        kk = k if self.key is None else self.key(k)
+        v = self.store.get(kk)
+        if v is None:
+            v = self.build(k)
+            b = self.nbytes(v)
+            if self.used + b <= self.budget:
+                self.store[kk] = v
+                self.used += b
+        return v
+
+    def clear(self):
+        """Drop what is kept (the budget stays spent: nothing more is kept)."""
+        self.store.clear()
+
+
 def default_columns(N):
     """Number of product columns :func:`check_mixing` tracks by default: all
     up to 512 rows, else 256, fewer when ``N x 256`` float64 would exceed
@@ -1379,18 +1404,11 @@ def check_mixing(
         S = mixing_schedule(source, weights=weights, tau=tau, delay=delay, seed=seed, validate=False)
     n, N, period = S.n, S.N, S.period
     if period is None:  # aperiodic: build each P^(k) once for this check (memory permitting)
-        _mats = {}
-        _size = [0]
-
-        def matrix_of(k, _get=S.matrix):
-            if k not in _mats:
-                P = _get(k)
-                nbytes = sum(getattr(getattr(P, a, None), "nbytes", 0) for a in ("data", "indices", "indptr"))
-                if _size[0] + nbytes > MATRIX_CACHE_BYTES:
-                    return P  # rebuilt when asked again: the same matrix (random schedules are seeded by step)
-                _mats[k] = P
-                _size[0] += nbytes
-            return _mats[k]
+        # beyond the budget a matrix is rebuilt when asked again: the same matrix (random
+        # schedules are seeded by step)
+        matrix_of = _BudgetCache(
+            S.matrix, MATRIX_CACHE_BYTES,
+            lambda P: sum(getattr(getattr(P, a, None), "nbytes", 0) for a in ("data", "indices", "indptr")))
     else:
         matrix_of = S.matrix  # periodic schedules cache a period themselves
 
@@ -1435,18 +1453,8 @@ def check_mixing(
     violations += list(first.values())
 
     # B and diameter
-    edge_cache = {}
-    _edge_bytes = [0]
-
-    def edges_of(k):
-        key = k % period if period is not None else k
-        if key in edge_cache:
-            return edge_cache[key]
-        e = _pattern_edges(matrix_of(k))
-        if _edge_bytes[0] + e.nbytes <= EDGE_CACHE_BYTES:
-            edge_cache[key] = e
-            _edge_bytes[0] += e.nbytes
-        return e
+    edges_of = _BudgetCache(lambda k: _pattern_edges(matrix_of(k)), EDGE_CACHE_BYTES, lambda e: e.nbytes,
+                            key=(lambda k: k % period) if period is not None else None)
 
     # circulant schedules (i -> i + offset for every node): every matrix and
     # product is circulant, so one column and one BFS source tell everything
@@ -1471,7 +1479,7 @@ def check_mixing(
         )
 
     # the contraction needs the memory: drop the edges and the last union graph
-    edge_cache.clear()
+    edges_of.clear()
     g = None
 
     # contraction of products

@@ -692,7 +692,7 @@ def simulate(
     # the compiled fused step (numba, the `fast` extra): same operations, same order, same bits
     compiled = push and not send_before_step and _kernels.enabled(X.size * max(n_iter, 1))
     fused = _Fused(n, R * d, X.size >= _BLAS_MIN, mixer.cacheable) if compiled and tau == 0 else None
-    fused_delayed = _FusedDelayed() if compiled and tau > 0 else None
+    fused_delayed = compiled and tau > 0
     z_ready = False  # Z = X / w already written for this step (by the fused step)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for k in range(n_iter):
@@ -738,11 +738,11 @@ def simulate(
                     if progress is not None:
                         progress(k)
                     continue
-                elif fused_delayed is not None and lost is None and isinstance(parts, _DelayedParts) \
+                elif fused_delayed and lost is None and isinstance(parts, _DelayedParts) \
                         and G.shape == st.X.shape and G.flags.c_contiguous:
                     if track_mass:
                         _track(applied, G, ones, st, k, gamma, problem, w_low)
-                    fused_delayed.step(k, st, G, -gamma, parts)
+                    _fused_delayed_step(k, st, G, -gamma, parts)
                 elif small_step and split is not None and lost is None and G.shape == st.X.shape:
                     if track_mass:
                         _track(applied, G, ones, st, k, gamma, problem, w_low)
@@ -1089,22 +1089,17 @@ class _Fused:
         return z_out
 
 
-class _FusedDelayed:
+def _fused_delayed_step(k, st, G, a, parts):
     """The tau-OSGP step (``_axpy`` + ``_gossip`` with delays) through
     :func:`sgpverify._kernels.delayed_step`, bit-equal to them: the update,
     the self shares into the slot of step k+1, and each message into the slot
     of its arrival, values and weights; then the same rotation of the slots."""
-
-    __slots__ = ()
-
-    def step(self, k, st, G, a, parts):
-        n = st.X.shape[0]
-        S = len(st.inbox)
-        s0 = (k + 1) % S
-        _kernels.delayed_step(st.X.reshape(n, -1), G.reshape(n, -1), a, parts.diag, parts.src, parts.dst,
-                              parts.vals, parts.delays, tuple(b.reshape(n, -1) for b in st.inbox), s0,
-                              st.w, tuple(st.inbox_w))
-        _rotate(st, s0)
+    n = st.X.shape[0]
+    s0 = (k + 1) % len(st.inbox)
+    _kernels.delayed_step(st.X.reshape(n, -1), G.reshape(n, -1), a, parts.diag, parts.src, parts.dst,
+                          parts.vals, parts.delays, tuple(b.reshape(n, -1) for b in st.inbox), s0,
+                          st.w, tuple(st.inbox_w))
+    _rotate(st, s0)
 
 
 def _gradients(problem, Z, rngs, R, out=None):

@@ -317,6 +317,14 @@ class Variant:
 NONE = Variant()
 
 
+def _per_replica(grad, Z, rngs, out):
+    """``out[r] = grad(Z[r], rngs[r])`` for every replica: a wrapper's ``grad_replicas``
+    when its inner problem has none."""
+    for r, rng in enumerate(rngs):
+        out[r] = grad(Z[r], rng)
+    return out
+
+
 class _Perturbed:
     """A problem whose stochastic gradients depart from the declared model."""
 
@@ -349,9 +357,7 @@ class _Perturbed:
         ``grad`` call per replica."""
         inner = _replica_grads(self._inner)
         if inner is None:
-            for r, rng in enumerate(rngs):
-                out[r] = self.grad(Z[r], rng)
-            return out
+            return _per_replica(self.grad, Z, rngs, out)
         inner(Z, rngs, out)
         v = self._v
         if v.extra_noise:
@@ -737,9 +743,7 @@ class _Scaled:
         ``grad`` call per replica: the same bits and draws."""
         inner = _replica_grads(self._inner)
         if inner is None:
-            for r, rng in enumerate(rngs):
-                out[r] = self.grad(Z[r], rng)
-            return out
+            return _per_replica(self.grad, Z, rngs, out)
         g = inner(Z, rngs, out)
         lg = np.stack([np.asarray(self._inner.local_grad(z), dtype=float) for z in Z])
         fg = np.stack([np.asarray(self._inner.full_grad(z), dtype=float) for z in Z])
