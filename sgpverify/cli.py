@@ -532,9 +532,9 @@ def _cmd_distributed(a, out, err=None):
 
 
 def _straggler_figure(res, outdir):
-    from .plots import _plt
+    from .plots import pyplot
 
-    plt = _plt()
+    plt = pyplot()
     outdir.mkdir(parents=True, exist_ok=True)
     fig, ax = plt.subplots()
     for alg, (t, v) in res["curves"].items():

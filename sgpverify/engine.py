@@ -45,7 +45,7 @@ from ._validate import check_choice, check_float, check_int, check_seed
 from .errors import EffectiveStepWarning, MixingAssumptionError, SimulationDivergedError
 from .graphs import Topology, is_strongly_connected, normalize_edges
 from .mixing import FixedDelay, LinkDelay, MixingSchedule, delay_model, mixing_schedule
-from .problems import check_problem
+from .problems import check_problem, replica_grads
 
 try:  # in-place Y += A @ X for CSR / CSC A (no temporary): scipy's own kernels
     from scipy.sparse._sparsetools import csc_matvecs as _csc_matvecs
@@ -246,15 +246,15 @@ class _Mixer:
         lost_share = keep = None
         if self.topo is not None:
             n = self.topo.n
-            e = self.topo._valid_edges(k)  # validated and sorted by sender
+            e = self.topo.edges(k)  # validated and sorted by sender
             src, dst = e[:, 0], e[:, 1]
             diag = 1.0 / (np.bincount(src, minlength=n) + 1.0)
             vals = diag[src]
             build = _CSR.from_sorted_cols  # edges come sorted by sender
             by_sender = True
             if self.topo.loses_messages:
-                lost = self.topo._lost(k)
-                if lost is not None and lost.any():
+                lost = self.topo.lost(k)
+                if lost.any():
                     lost_share = np.bincount(src[lost], weights=vals[lost], minlength=n)
                     keep = ~lost
         else:
@@ -944,32 +944,12 @@ def _account_lost(lost, st, lost_x, lost_w):
     lost_w += lost[idx] @ st.w[idx]
 
 
-def _replica_grads(problem):
-    """The problem's ``grad_replicas`` (see :mod:`sgpverify.problems`), or None.
-
-    Looked up on the class (a wrapper that forwards attributes with
-    ``__getattr__`` does not pass it on) and used only where the class that
-    defines it also defines the ``grad`` in effect and no instance attribute
-    replaces ``grad``: a subclass or a wrapper that changes the gradient keeps
-    the per-replica calls."""
-    cls = type(problem)
-    if getattr(cls, "grad_replicas", None) is None or "grad" in getattr(problem, "__dict__", {}):
-        return None
-
-    def owner(name):
-        return next((c for c in cls.__mro__ if name in vars(c)), None)
-
-    if owner("grad_replicas") is not owner("grad"):
-        return None
-    return problem.grad_replicas
-
-
 class _Gradients:
     """Stochastic gradients at Z (n, R, d), each replica from its own stream,
     written into one reused array; the per-replica views of the few state
     arrays the gradient is taken at are made once (call overhead at small
     sizes). The problem sees the same views as :func:`_gradients`, or, when
-    it defines ``grad_replicas`` (:func:`_replica_grads`), the replicas
+    it defines ``grad_replicas`` (:func:`sgpverify.problems.replica_grads`), the replicas
     stacked (R, n, d) in one call per step at small sizes."""
 
     def __init__(self, problem, rngs, shape):
@@ -984,7 +964,7 @@ class _Gradients:
             self.G2 = self.G.reshape(n, R * d)  # a view
             self.Zt = np.empty((R, n, d))
             self.Zv = list(self.Zt)  # its replicas, contiguous (n, d) views
-            self.stacked = _replica_grads(problem)
+            self.stacked = replica_grads(problem)
             self.Gt = np.empty((R, n, d)) if self.stacked is not None else None
 
     def at(self, X, w=None):

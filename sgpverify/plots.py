@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-__all__ = ["render_all", "FIGURES"]
+__all__ = ["render_all", "render", "pyplot", "FIGURES"]
 
 FIGURES = (
     "stationarity_vs_K",
@@ -27,7 +27,8 @@ FIGURES = (
 )
 
 
-def _plt():
+def pyplot():
+    """``matplotlib.pyplot`` on the Agg backend, with the figures' house style applied."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -68,7 +69,7 @@ def _rate_panels(data, key, predicted, path, title, ylabel, bound_fns=()):
     from . import rates
     from .suite import RATE_DELTA, RATE_OMEGA
 
-    plt = _plt()
+    plt = pyplot()
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
     for i, (label, sch) in enumerate(data["rates"]["schedules"].items()):
         runs = sch["runs"]
@@ -132,7 +133,7 @@ def consensus_vs_K(data, path):
 
 
 def speedup_vs_n(data, path):
-    plt = _plt()
+    plt = pyplot()
     sp_ = data["speedup"]
     fig, ax = plt.subplots()
     for i, (label, sch) in enumerate(sp_["schedules"].items()):
@@ -150,7 +151,7 @@ def speedup_vs_n(data, path):
 
 
 def delays(data, path):
-    plt = _plt()
+    plt = pyplot()
     runs = data["delays"]["runs"]
     Ks = sorted({r["K"] for r in runs})
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10, 4))
@@ -171,7 +172,7 @@ def delays(data, path):
 
 def topologies(data, path):
     """Stationarity and consensus ratios to the exponential graph against K (topology and peers)."""
-    plt = _plt()
+    plt = pyplot()
     tp = data["topologies"]
     ref = {r["K"]: r for r in tp["schedules"][tp["reference"]]["runs"]}
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10, 4))
@@ -198,16 +199,16 @@ def topologies(data, path):
 
 def iteration_complexity(data, path):
     """Iterations to reach each stationarity level against n (log-log interpolation per n)."""
-    from .suite import _iterations_to
+    from . import rates
 
-    plt = _plt()
+    plt = pyplot()
     cx = data["complexity"]
     ns, Ts = cx["ns"], cx["budgets"]
     mean = {(r["n"], r["budget"]): float(np.mean(np.log(r["stationarity"]))) for r in cx["runs"]}
     fig, ax = plt.subplots(figsize=(6, 4))
     for j, T in enumerate(Ts):
         lev = float(np.mean([mean[n, T] for n in ns]))
-        ks = [np.exp(_iterations_to(np.log([T2 // n for T2 in Ts]), np.array([mean[n, T2] for T2 in Ts]), lev))
+        ks = [np.exp(rates.iterations_to(np.log([T2 // n for T2 in Ts]), np.array([mean[n, T2] for T2 in Ts]), lev))
               for n in ns]
         ax.plot(ns, ks, "o-", color=f"C{j}", label=f"eps = {np.exp(lev):.3g}")
         ax.plot(ns, ks[0] * (np.asarray(ns, float) / ns[0]) ** -1.0, color=f"C{j}", lw=0.6, ls=":")
@@ -220,7 +221,7 @@ def iteration_complexity(data, path):
 
 
 def graph_families(data, path):
-    plt = _plt()
+    plt = pyplot()
     fam = data["mixing"]["families"]
     names = [r["topology"].split("(")[0] for r in fam]
     q = np.array([r["q"] for r in fam])
@@ -240,7 +241,7 @@ def graph_families(data, path):
 
 
 def pushsum_weights(data, path):
-    plt = _plt()
+    plt = pyplot()
     w = data["weights"]
     fig, ax = plt.subplots()
     ax.plot(w["iterations"], w["weight_min"], label="min_i w_i")
@@ -256,7 +257,7 @@ def mixing_heatmaps(path, n=12):
     """P^(k) of the exponential graph and products over one period (exact iff n is a power of 2)."""
     from . import graphs, mixing
 
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 4, figsize=(13, 3.4))
     t12 = graphs.exponential(n)
     P0 = mixing.push_matrix(t12, 0).toarray()
@@ -285,7 +286,7 @@ def mixing_constants(data, path, floor=-6.0):
     """log10(1 - q) per schedule: exact rate, Lyapunov estimate (95% interval), validated envelope,
     fitted envelope and the Nedic-Olshevsky q, on one axis (values below ``floor`` drawn at the
     floor with their value written)."""
-    plt = _plt()
+    plt = pyplot()
     rows = data["constants"]["rows"]
     x = np.arange(len(rows))
     fig, ax = plt.subplots(figsize=(11, 4.6))

@@ -49,6 +49,7 @@ __all__ = [
     "NonconvexLogistic",
     "DoubleWell",
     "check_problem",
+    "replica_grads",
     "PROBLEM_NAMES",
     "by_name",
 ]
@@ -481,6 +482,38 @@ def check_problem(problem):
     check_float("problem.zeta2", problem.zeta2, low=0.0)
     check_float("problem.f_lower", problem.f_lower)
     return problem
+
+
+def replica_grads(problem):
+    """The problem's stacked ``grad_replicas(Z, rngs, out)``, or None where it must not be used.
+
+    ``grad_replicas`` is the optional part of the Problem protocol (see the module
+    docstring). It is looked up on the class (a wrapper that forwards attributes
+    with ``__getattr__`` does not pass it on) and used only where the class that
+    defines it also defines the ``grad`` in effect and no instance attribute
+    replaces ``grad``: a subclass or a wrapper that changes the gradient keeps
+    the per-replica calls.
+
+    Examples
+    --------
+    >>> replica_grads(QuadraticCosine(4, 3)) is not None
+    True
+    >>> class Noisier(QuadraticCosine):
+    ...     def grad(self, z, rng):
+    ...         return super().grad(z, rng) + 1.0
+    >>> replica_grads(Noisier(4, 3)) is None
+    True
+    """
+    cls = type(problem)
+    if getattr(cls, "grad_replicas", None) is None or "grad" in getattr(problem, "__dict__", {}):
+        return None
+
+    def owner(name):
+        return next((c for c in cls.__mro__ if name in vars(c)), None)
+
+    if owner("grad_replicas") is not owner("grad"):
+        return None
+    return problem.grad_replicas
 
 
 PROBLEM_NAMES = ("quadratic-cosine", "nonconvex-logistic", "double-well")

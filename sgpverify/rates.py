@@ -30,7 +30,8 @@ import scipy.stats
 from ._json import jsonable
 from ._validate import check_float
 
-__all__ = ["RateFit", "fit_loglog", "fit_loglinear", "ExponentTest", "test_exponent", "test_limit", "VERDICTS", "GOF_ALPHA"]
+__all__ = ["RateFit", "fit_loglog", "fit_loglinear", "ExponentTest", "test_exponent", "test_limit", "iterations_to", "VERDICTS",
+           "GOF_ALPHA"]
 
 
 def _num(v):
@@ -645,6 +646,32 @@ def test_limit(x, estimates, *, predicted, delta=0.05, omega=0.5, confidence=0.9
         correction=float(b.mean()), gof_pvalue=gof, replicas=R, bound_only=bool(bound_only),
         verdict=verdict, reason=reason,
     )
+
+
+def iterations_to(logK, logS, level):
+    """log K at which log S (a curve along ``logK``) reaches ``level``.
+
+    Linear interpolation in log-log on the first segment that brackets the level;
+    below or above the ladder, the end segment extended. Used for iteration
+    complexity: the iterations a run needs to reach a stationarity level.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> logK = np.log([100.0, 200.0, 400.0])
+    >>> logS = -0.5 * logK  # S = K^(-1/2)
+    >>> round(float(np.exp(iterations_to(logK, logS, np.log(0.06)))), 1)
+    277.8
+    """
+    m = len(logS)
+    for i in range(m - 1):
+        if logS[i] >= level >= logS[i + 1] or logS[i] <= level <= logS[i + 1]:
+            break
+    else:
+        i = 0 if level > max(logS[0], logS[-1]) else m - 2
+    if logS[i + 1] == logS[i]:
+        return float(logK[i])
+    return float(logK[i] + (level - logS[i]) * (logK[i + 1] - logK[i]) / (logS[i + 1] - logS[i]))
 
 
 def _model(omegas):

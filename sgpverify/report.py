@@ -17,7 +17,6 @@ computed by other code is ever returned.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import hashlib
 import json
 import os
@@ -29,6 +28,7 @@ from pathlib import Path
 from ._json import jsonable
 from ._validate import read_toml, unknown_key
 from . import __version__
+from .sweep import source_hash
 
 __all__ = ["write_report", "format_table", "manifest", "run_config", "run_configs", "plan_configs", "load_config",
            "source_hash", "EXPERIMENTS", "SPLITS"]
@@ -201,27 +201,13 @@ def load_config(path):
     return exp, cfg, seed, figures
 
 
-@functools.lru_cache(maxsize=1)
-def source_hash():
-    """SHA-256 (hex, 16 digits) of every ``.py`` file of the installed sgpverify package.
-
-    Part of the result-cache key: results computed by other code are never
-    returned, even under the same version number.
-    """
-    root = Path(__file__).resolve().parent
-    h = hashlib.sha256()
-    for f in sorted(root.rglob("*.py")):
-        h.update(f.relative_to(root).as_posix().encode() + b"\0")
-        h.update(f.read_bytes() + b"\0")
-    return h.hexdigest()[:16]
-
-
 def _cache_key(exp, cfg, seed):
+    from . import sweep
     from .suite import _setting_code
-    from .sweep import environment
 
     blob = json.dumps({"experiment": exp, "config": cfg.to_dict(), "seed": seed, "version": __version__,
-                       "source": source_hash(), "environment": environment(), "setting": _setting_code(cfg)},
+                       "source": sweep.source_hash(), "environment": sweep.environment(),
+                       "setting": _setting_code(cfg)},
                       sort_keys=True, default=list)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 

@@ -33,7 +33,8 @@ from scipy import stats
 from . import __version__, graphs, mixing, problems, rates, theory
 from ._validate import unknown_key
 from .assumptions import check_mixing
-from .engine import _replica_grads, simulate
+from .engine import simulate
+from .problems import replica_grads
 from .errors import EffectiveStepWarning, SimulationDivergedError
 
 __all__ = [
@@ -355,7 +356,7 @@ class _Perturbed:
         problem's ``grad_replicas`` when it has one, then each replica's departures drawn
         from its own stream in ``grad``'s order (the same bits and draws); else one
         ``grad`` call per replica."""
-        inner = _replica_grads(self._inner)
+        inner = replica_grads(self._inner)
         if inner is None:
             return _per_replica(self.grad, Z, rngs, out)
         inner(Z, rngs, out)
@@ -741,7 +742,7 @@ class _Scaled:
         problem's ``grad_replicas`` when it has one (``local_grad`` and ``full_grad`` still
         per replica, as ``grad`` calls them; the elementwise combination stacked), else one
         ``grad`` call per replica: the same bits and draws."""
-        inner = _replica_grads(self._inner)
+        inner = replica_grads(self._inner)
         if inner is None:
             return _per_replica(self.grad, Z, rngs, out)
         g = inner(Z, rngs, out)
@@ -1383,21 +1384,6 @@ def check_scaling(cfg, data):
                 extra={"joint": tj.to_dict(), "additive": ta.to_dict(), "shares": [a_n, a_h]})
 
 
-def _iterations_to(logK, logS, level):
-    """log K at which log S (decreasing along logK) reaches ``level``: linear interpolation in
-    log-log on the first segment that brackets it; below or above the ladder, the end segment
-    extended."""
-    m = len(logS)
-    for i in range(m - 1):
-        if logS[i] >= level >= logS[i + 1] or logS[i] <= level <= logS[i + 1]:
-            break
-    else:
-        i = 0 if level > max(logS[0], logS[-1]) else m - 2
-    if logS[i + 1] == logS[i]:
-        return float(logK[i])
-    return float(logK[i] + (level - logS[i]) * (logK[i + 1] - logK[i]) / (logS[i + 1] - logS[i]))
-
-
 def check_complexity(cfg, data):
     """Linear speedup as iteration complexity: the iterations K_n(eps) to reach a stationarity level
     eps fall like 1/n. Levels eps_j: the geometric mean over n of the replica-mean stationarity at
@@ -1413,7 +1399,7 @@ def check_complexity(cfg, data):
     ladders = [(np.log(np.array([T // n for T in Ts], float)), np.array([get[n, T] for T in Ts]).T) for n in ns]
     E = np.empty((R, len(Ts)))
     for j, lev in enumerate(levels):
-        LK = np.array([[_iterations_to(logK, Y[r], lev) for logK, Y in ladders] for r in range(R)])  # (R, len(ns))
+        LK = np.array([[rates.iterations_to(logK, Y[r], lev) for logK, Y in ladders] for r in range(R)])  # (R, len(ns))
         E[:, j] = (LK - LK.mean(axis=1, keepdims=True)) @ uc / float(uc @ uc)
     t = rates.test_limit(np.asarray(Ts, float), E, predicted=-1.0, delta=RATE_DELTA, omega=RATE_OMEGA)
     detail = (f"exponential graph, n = {', '.join(map(str, ns))}, budgets T = nK = {', '.join(map(str, Ts))}: levels "

@@ -23,6 +23,7 @@ finished units and runs only the others.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import inspect
 import json
@@ -37,7 +38,8 @@ from pathlib import Path
 from . import __version__
 from .errors import ClusterError, WorkerDiedError
 
-__all__ = ["Unit", "UnitCache", "unit_key", "code_fingerprint", "run_units", "environment", "CONNECT_TIMEOUT"]
+__all__ = ["Unit", "UnitCache", "unit_key", "code_fingerprint", "run_units", "environment", "source_hash",
+           "CONNECT_TIMEOUT"]
 
 #: Seconds allowed to connect to a dask scheduler (and for it to have a worker).
 CONNECT_TIMEOUT = 10.0
@@ -60,14 +62,27 @@ class Unit:
 # ---------------------------------------------------------------- cache keys
 
 
+@functools.lru_cache(maxsize=1)
+def source_hash():
+    """SHA-256 (hex, 16 digits) of every ``.py`` file of the installed sgpverify package.
+
+    Part of the result-cache key: results computed by other code are never
+    returned, even under the same version number.
+    """
+    root = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for f in sorted(root.rglob("*.py")):
+        h.update(f.relative_to(root).as_posix().encode() + b"\0")
+        h.update(f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
 def environment():
     """What, besides a unit's identity, decides its bits: code and library versions."""
     import networkx
     import numpy
     import scipy
     import sympy
-
-    from .report import source_hash
 
     return {"sgpverify": __version__, "source": source_hash(), "python": platform.python_version(),
             "numpy": numpy.__version__, "scipy": scipy.__version__, "networkx": networkx.__version__,

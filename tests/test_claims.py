@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from sgpverify import problems, suite
+from sgpverify import problems, rates, suite
 
 CFG = suite.QUICK
 
@@ -59,10 +59,10 @@ def test_iterations_to_inverts_a_power_law_and_extends_the_end_segments():
     logK = np.log([256.0, 512, 1024, 2048])
     logS = 1.0 - 0.5 * logK
     for lev in (logS[0] - 0.1, logS[2], logS[1] - 0.02, logS[0] + 0.3, logS[-1] - 0.4):
-        assert suite._iterations_to(logK, logS, lev) == pytest.approx(2 * (1.0 - lev), rel=1e-12)
+        assert rates.iterations_to(logK, logS, lev) == pytest.approx(2 * (1.0 - lev), rel=1e-12)
     # a bump: the first bracketing segment is used
     bumpy = np.array([0.0, -1.0, -0.5, -2.0])
-    assert suite._iterations_to(np.arange(4.0), bumpy, -0.75) == pytest.approx(0.75)
+    assert rates.iterations_to(np.arange(4.0), bumpy, -0.75) == pytest.approx(0.75)
 
 
 def _complexity_data(speedup_exponent, R=16, seed=0, noise=0.01, correction=3.0):

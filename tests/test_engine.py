@@ -847,7 +847,7 @@ class _Forward:
 
 
 def test_replica_grads_is_used_only_where_grad_is_the_one_it_was_written_for():
-    from sgpverify.engine import _replica_grads
+    from sgpverify.problems import replica_grads as _replica_grads
 
     qc = problems.QuadraticCosine(4, 3, seed=0)
     assert _replica_grads(qc) is not None and _replica_grads(problems.DoubleWell(4, 3, seed=0)) is not None

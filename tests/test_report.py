@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import sgpverify
-from sgpverify import report
+from sgpverify import report, sweep
 from sgpverify.cli import main
 
 WEIGHTS = 'experiment = "weights"\nseed = 1\nfigures = []\n[config]\nn = 6\n'
@@ -56,7 +56,7 @@ def test_source_hash_covers_every_source_file():
     h = hashlib.sha256()
     for f in sorted(root.rglob("*.py")):
         h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
-    assert report.source_hash() == h.hexdigest()[:16]
+    assert sweep.source_hash() == h.hexdigest()[:16]
 
 
 def test_cache_is_keyed_by_the_source_code(tmp_path, monkeypatch):
@@ -68,7 +68,7 @@ def test_cache_is_keyed_by_the_source_code(tmp_path, monkeypatch):
     _, _, hit = report.run_config(cfg, **kw)
     assert hit
     # other code, same version: never served from the cache
-    monkeypatch.setattr(report, "source_hash", lambda: "0123456789abcdef")
+    monkeypatch.setattr(sweep, "source_hash", lambda: "0123456789abcdef")
     res2, _, hit = report.run_config(cfg, **kw)
     assert not hit and res2 == res1
     assert len(list((tmp_path / "cache").glob("*.json"))) == 2

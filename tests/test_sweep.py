@@ -166,7 +166,7 @@ def test_cache_key_changes_with_config_seed_experiment_variant_code_and_user_cod
               key(v=dataclasses.replace(v, name="none")), key(v=dataclasses.replace(suite.NONE, bias=1e-9))]
     assert len({base, *others}) == 1 + len(others)
     assert key() == base  # deterministic
-    monkeypatch.setattr(report, "source_hash", lambda: "0123456789abcdef")  # other sgpverify code
+    monkeypatch.setattr(sweep, "source_hash", lambda: "0123456789abcdef")  # other sgpverify code
     assert key() != base
     monkeypatch.undo()
     # a user's problem file: its content is in the key; a lambda is not cacheable
