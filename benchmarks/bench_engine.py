@@ -33,8 +33,8 @@ Usage: ``python benchmarks/bench_engine.py [--quick] [--json] [--mixing]``.
 from __future__ import annotations
 
 import argparse
-import os
 import json
+import os
 import statistics
 import sys
 import time
@@ -77,16 +77,22 @@ def vs_reference(n=1024, d=10, k_ref=5, k_engine=200):
     alone) and with QuadraticCosine (end to end, gradient cost included in both)."""
     out = {"n": n, "d": d}
     topo = sv.graphs.random_peer(n, seed=0)
-    for label, prob in (("machinery", FreeGradient(n, d)),
-                        ("quadratic_cosine", sv.problems.QuadraticCosine(n, d, sigma=0.1, seed=0))):
+    for label, prob in (
+        ("machinery", FreeGradient(n, d)),
+        ("quadratic_cosine", sv.problems.QuadraticCosine(n, d, sigma=0.1, seed=0)),
+    ):
         t_ref = _time(lambda: reference_sgp(prob, topo, step_size=0.05, n_iter=k_ref)) / k_ref
         run = lambda rec: sv.simulate(prob, topo, step_size=0.05, n_iter=k_engine, record_every=rec)  # noqa: E731
         run(k_engine)
         t_eng = _time(lambda: run(k_engine)) / k_engine
         t_rec = _time(lambda: run(1)) / k_engine
-        out[label] = {"reference_s_per_iter": t_ref, "engine_s_per_iter": t_eng,
-                      "engine_recording_every_step_s_per_iter": t_rec,
-                      "speedup": t_ref / t_eng, "speedup_recording_every_step": t_ref / t_rec}
+        out[label] = {
+            "reference_s_per_iter": t_ref,
+            "engine_s_per_iter": t_eng,
+            "engine_recording_every_step_s_per_iter": t_rec,
+            "speedup": t_ref / t_eng,
+            "speedup_recording_every_step": t_ref / t_rec,
+        }
     return out
 
 
@@ -121,8 +127,15 @@ def memory_bound(n=1024, d=20000, iters=24, rounds=3, topology="random-peer"):
         for track in (False, True):
             copies()
             stamps = []
-            sv.simulate(prob, topo, step_size=0.1, n_iter=iters, record_every=10**9, track_mass=track,
-                        progress=lambda k: stamps.append(time.perf_counter()))
+            sv.simulate(
+                prob,
+                topo,
+                step_size=0.1,
+                n_iter=iters,
+                record_every=10**9,
+                track_mass=track,
+                progress=lambda k: stamps.append(time.perf_counter()),
+            )
             per_iter[track] += list(np.diff(stamps)[3:])
         copies()
         t = []
@@ -133,12 +146,15 @@ def memory_bound(n=1024, d=20000, iters=24, rounds=3, topology="random-peer"):
         naive += t[1:]
     c = statistics.median(copy_times)
     return {
-        "n": n, "d": d, "topology": topo.name,
+        "n": n,
+        "d": d,
+        "topology": topo.name,
         "copy_s": c,
         "engine_copies_per_iter": statistics.median(per_iter[True]) / c,
         "engine_copies_per_iter_no_mass_tracking": statistics.median(per_iter[False]) / c,
         "naive_numpy_copies_per_iter": statistics.median(naive) / c,
-        "rounds": rounds, "iters_per_round": iters,
+        "rounds": rounds,
+        "iters_per_round": iters,
     }
 
 
@@ -162,8 +178,7 @@ def growth(quick=False):
         prob = FreeGradient(1024, 1000)
         topo = sv.graphs.random_peer(1024, seed=0)
         K = 20
-        t = _time(lambda: sv.simulate(prob, topo, step_size=0.1, n_iter=K, tau=tau, delay="random",
-                                      record_every=K)) / K
+        t = _time(lambda: sv.simulate(prob, topo, step_size=0.1, n_iter=K, tau=tau, delay="random", record_every=K)) / K
         rows.append({"vary": "tau", "n": 1024, "d": 1000, "tau": tau, "s_per_iter": t})
     return rows
 
@@ -208,8 +223,10 @@ def suite_sizes(quick=False):
     K = 150 if quick else 400
     reps = 3 if quick else 5
     rows = []
-    cases = [("exponential", sv.graphs.exponential(n), 0, "fixed"),
-             ("random-peer", sv.graphs.random_peer(n, seed=0), 2, "random")]
+    cases = [
+        ("exponential", sv.graphs.exponential(n), 0, "fixed"),
+        ("random-peer", sv.graphs.random_peer(n, seed=0), 2, "random"),
+    ]
     for label, topo, tau, delay in cases:
         S = sv.mixing.mixing_schedule(topo, tau=tau, delay=delay, seed=0)
         steps = S.period if S.period is not None else K
@@ -232,12 +249,22 @@ def suite_sizes(quick=False):
                     t0 = time.process_time()
                     f()
                     best[name] = min(best.get(name, np.inf), (time.process_time() - t0) / K)
-            rows.append({"topology": label, "tau": tau, "delay": delay, "R": R, "n": n, "d": d, "K": K,
-                         "us_per_step": {k: v * 1e6 for k, v in best.items()},
-                         "ratio": best["engine"] / best["reference"],
-                         "ratio_record_at_end": best["engine_record_at_end"] / best["reference_no_metrics"],
-                         "ratio_no_mass": best["engine_no_mass"] / best["reference"],
-                         "ratio_stacked_reference": best["engine"] / best["reference_stacked"]})
+            rows.append(
+                {
+                    "topology": label,
+                    "tau": tau,
+                    "delay": delay,
+                    "R": R,
+                    "n": n,
+                    "d": d,
+                    "K": K,
+                    "us_per_step": {k: v * 1e6 for k, v in best.items()},
+                    "ratio": best["engine"] / best["reference"],
+                    "ratio_record_at_end": best["engine_record_at_end"] / best["reference_no_metrics"],
+                    "ratio_no_mass": best["engine_no_mass"] / best["reference"],
+                    "ratio_stacked_reference": best["engine"] / best["reference_stacked"],
+                }
+            )
     return rows
 
 
@@ -248,8 +275,14 @@ def _copies_per_iter(prob, topo, iters, skip, A, B, rounds=2):
         for _ in range(3):
             copy_times.append(_time(lambda: np.copyto(B, A)))
         stamps = [time.perf_counter()]
-        sv.simulate(prob, topo, step_size=0.1, n_iter=iters, record_every=10**9,
-                    progress=lambda k: stamps.append(time.perf_counter()))
+        sv.simulate(
+            prob,
+            topo,
+            step_size=0.1,
+            n_iter=iters,
+            record_every=10**9,
+            progress=lambda k: stamps.append(time.perf_counter()),
+        )
         per_iter += list(np.diff(stamps)[skip:])
     return statistics.median(per_iter) / statistics.median(copy_times)
 
@@ -274,23 +307,34 @@ def mixing_memory(n=10**6, horizon=100, topology="exponential", columns=None):
     """Peak RSS of check_mixing at size n, in a fresh subprocess."""
     import subprocess
 
-    code = ("import resource, time, sgpverify as sv; t = time.perf_counter(); "
-            f"r = sv.check_mixing(sv.graphs.by_name({topology!r}, {n}, seed=0), horizon={horizon}, columns={columns}); "
-            "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, r.contraction_columns)")
+    code = (
+        "import resource, time, sgpverify as sv; t = time.perf_counter(); "
+        f"r = sv.check_mixing(sv.graphs.by_name({topology!r}, {n}, seed=0), horizon={horizon}, columns={columns}); "
+        "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, r.contraction_columns)"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     secs, kb, cols = r.stdout.split()
-    return {"n": n, "topology": topology, "horizon": horizon, "columns": int(cols), "seconds": float(secs),
-            "peak_rss_mb": int(kb) / 1024}
+    return {
+        "n": n,
+        "topology": topology,
+        "horizon": horizon,
+        "columns": int(cols),
+        "seconds": float(secs),
+        "peak_rss_mb": int(kb) / 1024,
+    }
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller sizes")
     ap.add_argument("--json", action="store_true")
-    ap.add_argument("--mixing", action="store_true", help="also the peak memory of check_mixing at n = 10^6 "
-                    "(minutes)")
-    ap.add_argument("--only", choices=("reference", "memory", "growth", "suite", "large-n", "mixing"),
-                    action="append", help="run only these parts (repeatable; 'mixing' as --mixing)")
+    ap.add_argument("--mixing", action="store_true", help="also the peak memory of check_mixing at n = 10^6 (minutes)")
+    ap.add_argument(
+        "--only",
+        choices=("reference", "memory", "growth", "suite", "large-n", "mixing"),
+        action="append",
+        help="run only these parts (repeatable; 'mixing' as --mixing)",
+    )
     a = ap.parse_args(argv)
     want = set(a.only or ("reference", "memory", "growth", "suite", "large-n"))
     a.mixing = a.mixing or "mixing" in want
@@ -303,8 +347,9 @@ def main(argv=None):
     if "reference" in want:
         res["vs_reference"] = vs_reference(k_ref=2 if a.quick else 5)
     if "memory" in want:
-        res["memory_bound"] = [memory_bound(topology=t, rounds=2 if a.quick else 3)
-                               for t in ("random-peer", "exponential")]
+        res["memory_bound"] = [
+            memory_bound(topology=t, rounds=2 if a.quick else 3) for t in ("random-peer", "exponential")
+        ]
     if "growth" in want:
         res["growth"] = growth(a.quick)
     if "suite" in want:
@@ -318,8 +363,10 @@ def main(argv=None):
     if a.json:
         print(json.dumps(res, indent=1))
         return 0
-    print("sgpverify engine benchmark (ratios measured in one run; seconds are noisy on shared machines); "
-          f"SGPVERIFY_KERNELS={res['kernels']}")
+    print(
+        "sgpverify engine benchmark (ratios measured in one run; seconds are noisy on shared machines); "
+        f"SGPVERIFY_KERNELS={res['kernels']}"
+    )
     if "vs_reference" in res:
         _print_reference(res)
     if "memory_bound" in res:
@@ -330,21 +377,27 @@ def main(argv=None):
         print("\n4. suite sizes (n=16, d=10, QuadraticCosine), us/step, CPU time, best of several, interleaved:")
         for r in res["suite_sizes"]:
             u = r["us_per_step"]
-            print(f"   {r['topology']:<12} tau={r['tau']} R={r['R']:<3} engine {u['engine']:7.0f} vs dense loop "
-                  f"{u['reference']:7.0f}: ratio {r['ratio']:.2f} (metrics every step); without metrics "
-                  f"{u['engine_record_at_end']:.0f} vs {u['reference_no_metrics']:.0f}: {r['ratio_record_at_end']:.2f}; "
-                  f"no mass tracking (as the loop) {u['engine_no_mass']:.0f}: {r['ratio_no_mass']:.2f}; "
-                  f"against the loop with one gradient call per step {u['reference_stacked']:.0f}: "
-                  f"{r['ratio_stacked_reference']:.2f}")
+            print(
+                f"   {r['topology']:<12} tau={r['tau']} R={r['R']:<3} engine {u['engine']:7.0f} vs dense loop "
+                f"{u['reference']:7.0f}: ratio {r['ratio']:.2f} (metrics every step); without metrics "
+                f"{u['engine_record_at_end']:.0f} vs {u['reference_no_metrics']:.0f}: {r['ratio_record_at_end']:.2f}; "
+                f"no mass tracking (as the loop) {u['engine_no_mass']:.0f}: {r['ratio_no_mass']:.2f}; "
+                f"against the loop with one gradient call per step {u['reference_stacked']:.0f}: "
+                f"{r['ratio_stacked_reference']:.2f}"
+            )
     if "large_n" in res:
         m = res["large_n"]
-        print(f"\n5. large n (n={m['n']}, d={m['d']}), full-array copies per iteration: exponential "
-              f"{m['exponential_copies_after_first_period']:.1f} after its period of {m['exponential_period']} "
-              f"(cached), {m['exponential_copies_whole_run']:.1f} over the first period; random-peer "
-              f"{m['random_peer_copies']:.1f}")
+        print(
+            f"\n5. large n (n={m['n']}, d={m['d']}), full-array copies per iteration: exponential "
+            f"{m['exponential_copies_after_first_period']:.1f} after its period of {m['exponential_period']} "
+            f"(cached), {m['exponential_copies_whole_run']:.1f} over the first period; random-peer "
+            f"{m['random_peer_copies']:.1f}"
+        )
     for m in res.get("mixing_memory", []):
-        print(f"   check_mixing({m['topology']}, n={m['n']}, horizon={m['horizon']}, columns={m['columns']}): peak RSS "
-              f"{m['peak_rss_mb']:.0f} MB, {m['seconds']:.0f} s")
+        print(
+            f"   check_mixing({m['topology']}, n={m['n']}, horizon={m['horizon']}, columns={m['columns']}): peak RSS "
+            f"{m['peak_rss_mb']:.0f} MB, {m['seconds']:.0f} s"
+        )
     return 0
 
 
@@ -353,16 +406,20 @@ def _print_reference(res):
     print(f"\n1. vs per-node message loop (sgpverify.testing.reference), n={r['n']}, d={r['d']}, random-peer:")
     for label in ("machinery", "quadratic_cosine"):
         x = r[label]
-        print(f"   {label:<17} engine {x['speedup']:5.0f}x faster (metrics recorded once), "
-              f"{x['speedup_recording_every_step']:4.0f}x with metrics every step")
+        print(
+            f"   {label:<17} engine {x['speedup']:5.0f}x faster (metrics recorded once), "
+            f"{x['speedup_recording_every_step']:4.0f}x with metrics every step"
+        )
 
 
 def _print_memory(res):
     print("\n2. memory-bound iteration cost, excluding the gradient, in full-array copies:")
     for m in res["memory_bound"]:
-        print(f"   {m['topology']:<28} n={m['n']} d={m['d']}: engine {m['engine_copies_per_iter']:.2f} "
-              f"(no mass tracking {m['engine_copies_per_iter_no_mass_tracking']:.2f}), "
-              f"straightforward numpy {m['naive_numpy_copies_per_iter']:.2f}")
+        print(
+            f"   {m['topology']:<28} n={m['n']} d={m['d']}: engine {m['engine_copies_per_iter']:.2f} "
+            f"(no mass tracking {m['engine_copies_per_iter_no_mass_tracking']:.2f}), "
+            f"straightforward numpy {m['naive_numpy_copies_per_iter']:.2f}"
+        )
 
 
 def _print_growth(res):

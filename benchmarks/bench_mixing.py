@@ -331,7 +331,9 @@ def git_head():
     try:
         p = subprocess.run(
             [git, "--no-optional-locks", "rev-parse", "--short", "HEAD"],
-            capture_output=True, text=True, timeout=10,
+            capture_output=True,
+            text=True,
+            timeout=10,
             cwd=os.path.dirname(os.path.abspath(__file__)),
         )
         return p.stdout.strip() or None
@@ -362,8 +364,7 @@ def growth_line(row):
 
 
 GROWTH_HEAD = (
-    f"{'n':>7}  {'edges/step':>10}  {'seconds':>9}  {'t(n)/t(n/2)':>12}  {'B':>3}  "
-    f"{'diam':>4}  {'q':>7}  passed"
+    f"{'n':>7}  {'edges/step':>10}  {'seconds':>9}  {'t(n)/t(n/2)':>12}  {'B':>3}  {'diam':>4}  {'q':>7}  passed"
 )
 
 
@@ -387,18 +388,35 @@ def main(argv=None):
     ap.add_argument("--min-n", type=int, default=64, help="smallest n (power of two, default 64)")
     ap.add_argument("--max-n", type=int, default=16384, help="largest n (default 16384)")
     ap.add_argument("--horizon", type=int, default=200, help="horizon of the exponential runs (default 200)")
-    ap.add_argument("--rp-horizon", type=int, default=50,
-                    help="horizon of the random_peer runs (default 50: that check is slower)")
+    ap.add_argument(
+        "--rp-horizon", type=int, default=50, help="horizon of the random_peer runs (default 50: that check is slower)"
+    )
     ap.add_argument("--rp-max-n", type=int, default=None, help="largest n for random_peer (default --max-n)")
-    ap.add_argument("--dense-max-n", type=int, default=2048,
-                    help="largest n for the dense reference (default 2048; O(n^3) per product)")
-    ap.add_argument("--budget", type=float, default=30.0,
-                    help="skip a size whose predicted time exceeds this many seconds (default 30)")
-    ap.add_argument("--min-time", type=float, default=0.5,
-                    help="a measurement shorter than this is repeated, best of up to 3 "
-                         "(default 0.5 s); one under 5 s is always run at least twice")
-    ap.add_argument("--extra-crosscheck-n", type=int, default=1000,
-                    help="n of the non-dyadic cross-check, exponential(n, peers=2) (default 1000; 0 skips)")
+    ap.add_argument(
+        "--dense-max-n",
+        type=int,
+        default=2048,
+        help="largest n for the dense reference (default 2048; O(n^3) per product)",
+    )
+    ap.add_argument(
+        "--budget",
+        type=float,
+        default=30.0,
+        help="skip a size whose predicted time exceeds this many seconds (default 30)",
+    )
+    ap.add_argument(
+        "--min-time",
+        type=float,
+        default=0.5,
+        help="a measurement shorter than this is repeated, best of up to 3 "
+        "(default 0.5 s); one under 5 s is always run at least twice",
+    )
+    ap.add_argument(
+        "--extra-crosscheck-n",
+        type=int,
+        default=1000,
+        help="n of the non-dyadic cross-check, exponential(n, peers=2) (default 1000; 0 skips)",
+    )
     ap.add_argument("--case-n", type=int, default=4096, help="n of the issue's case (default 4096)")
     ap.add_argument("--no-cli", action="store_true", help="do not time the sgpverify command")
     ap.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
@@ -525,8 +543,9 @@ def main(argv=None):
     t0 = time.perf_counter()
     rep = sgpverify.check_mixing(topo, horizon=a.horizon)
     case_t = time.perf_counter() - t0
-    best_t, _ = timed(lambda: sgpverify.check_mixing(graphs.exponential(a.case_n), horizon=a.horizon),
-                      min_time=math.inf, max_reps=2)
+    best_t, _ = timed(
+        lambda: sgpverify.check_mixing(graphs.exponential(a.case_n), horizon=a.horizon), min_time=math.inf, max_reps=2
+    )
     best_t = min(best_t, case_t)
     case = {
         "n": a.case_n,

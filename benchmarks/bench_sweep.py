@@ -72,9 +72,12 @@ def main(argv=None):
                         print(f"{what} {label}: exit {proc.returncode}\n{proc.stderr[-2000:]}")
                         ok = False
                     cpu_text = f"CPU {cpu:.1f} s" if "scheduler" not in ex[0] else "CPU in the dask workers"
-                    print(f"{what} {' '.join(args[1:2] if what == 'run' else shlex.split(a.verify_args))} "
-                          f"{label}: {t:.1f} s, {cpu_text} (exit {proc.returncode}; load average "
-                          f"{load0:.1f} -> {os.getloadavg()[0]:.1f})", flush=True)
+                    print(
+                        f"{what} {' '.join(args[1:2] if what == 'run' else shlex.split(a.verify_args))} "
+                        f"{label}: {t:.1f} s, {cpu_text} (exit {proc.returncode}; load average "
+                        f"{load0:.1f} -> {os.getloadavg()[0]:.1f})",
+                        flush=True,
+                    )
                 base = times["workers 1"]
                 for label in times:
                     if label != "workers 1":

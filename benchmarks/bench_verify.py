@@ -20,8 +20,24 @@ import time
 
 def run(workers, out):
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "sgpverify.cli", "verify", "--quick", "--controls", "--no-progress",
-                           "--no-cache", "--workers", str(workers), "--out", out], capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sgpverify.cli",
+            "verify",
+            "--quick",
+            "--controls",
+            "--no-progress",
+            "--no-cache",
+            "--workers",
+            str(workers),
+            "--out",
+            out,
+        ],
+        capture_output=True,
+        text=True,
+    )
     return time.perf_counter() - t0, proc
 
 
@@ -45,11 +61,16 @@ def main(argv=None):
                     print(p.stderr[-2000:], file=sys.stderr)
             load1 = os.getloadavg()[0]
             ratios.append(t[1] / t[2])
-            print(f"round {i + 1} (order {order[0]}, {order[1]}; load {load0:.2f} -> {load1:.2f}): "
-                  f"workers 1 {t[1]:.1f} s, workers 2 {t[2]:.1f} s, ratio {ratios[-1]:.2f}", flush=True)
+            print(
+                f"round {i + 1} (order {order[0]}, {order[1]}; load {load0:.2f} -> {load1:.2f}): "
+                f"workers 1 {t[1]:.1f} s, workers 2 {t[2]:.1f} s, ratio {ratios[-1]:.2f}",
+                flush=True,
+            )
     same = all(tb == tables[0] for tb in tables)
-    print(f"ratio workers 1 / workers 2: {min(ratios):.2f}-{max(ratios):.2f} over {len(ratios)} round(s) "
-          f"(target >= 1.6 on 2 cores)")
+    print(
+        f"ratio workers 1 / workers 2: {min(ratios):.2f}-{max(ratios):.2f} over {len(ratios)} round(s) "
+        f"(target >= 1.6 on 2 cores)"
+    )
     print(f"same table in every run: {same}")
     return 0 if same and ok else 1
 

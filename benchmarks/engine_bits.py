@@ -50,26 +50,57 @@ def configs():
                 add(f"ringbi-n{n}-d{d}-R{R}", n, d, g.ring(n, bidirectional=True), **base)
                 for tau in (1, 2, 4):
                     for delay in ("fixed", "random"):
-                        add(f"rp-tau{tau}-{delay}-n{n}-R{R}", n, d, g.random_peer(n, seed=1), tau=tau, delay=delay,
-                            **base)
+                        add(
+                            f"rp-tau{tau}-{delay}-n{n}-R{R}",
+                            n,
+                            d,
+                            g.random_peer(n, seed=1),
+                            tau=tau,
+                            delay=delay,
+                            **base,
+                        )
                         add(f"exp-tau{tau}-{delay}-n{n}-R{R}", n, d, g.exponential(n), tau=tau, delay=delay, **base)
                 add(f"rp-tau0-random-n{n}-R{R}", n, d, g.random_peer(n, seed=1), tau=0, delay="random", **base)
                 for algo in ("dpsgd", "allreduce", "local-sgd"):
                     add(f"{algo}-exp-n{n}-R{R}", n, d, g.exponential(n), algorithm=algo, **base)
                 add(f"dpsgd-rp-n{n}-R{R}", n, d, g.random_peer(n, seed=1), algorithm="dpsgd", **base)
                 add(f"mom-rp-n{n}-R{R}", n, d, g.random_peer(n, seed=1), momentum=0.9, **base)
-                add(f"nest-exp-tau1-n{n}-R{R}", n, d, g.exponential(n), momentum=0.9, nesterov=True, tau=1,
-                    delay="random", **base)
+                add(
+                    f"nest-exp-tau1-n{n}-R{R}",
+                    n,
+                    d,
+                    g.exponential(n),
+                    momentum=0.9,
+                    nesterov=True,
+                    tau=1,
+                    delay="random",
+                    **base,
+                )
                 add(f"states-rp-n{n}-R{R}", n, d, g.random_peer(n, seed=1), record_states=True, **base)
                 add(f"states3-exp-n{n}-R{R}", n, d, g.exponential(n), record_states=3, record_every=7, **base)
                 add(f"nomass-rp-n{n}-R{R}", n, d, g.random_peer(n, seed=1), track_mass=False, **base)
                 add(f"nomass-exp-n{n}-R{R}", n, d, g.exponential(n), track_mass=False, **base)
                 add(f"nodebias-rp-n{n}-R{R}", n, d, g.random_peer(n, seed=1), debias=False, **base)
-                add(f"nodebias-rp-tau2-n{n}-R{R}", n, d, g.random_peer(n, seed=1), debias=False, tau=2,
-                    delay="random", **base)
+                add(
+                    f"nodebias-rp-tau2-n{n}-R{R}",
+                    n,
+                    d,
+                    g.random_peer(n, seed=1),
+                    debias=False,
+                    tau=2,
+                    delay="random",
+                    **base,
+                )
                 add(f"loss-rp-n{n}-R{R}", n, d, g.with_message_loss(g.random_peer(n, seed=1), 0.2, seed=3), **base)
-                add(f"loss-exp-tau2-n{n}-R{R}", n, d, g.with_message_loss(g.exponential(n), 0.2, seed=3), tau=2,
-                    delay="random", **base)
+                add(
+                    f"loss-exp-tau2-n{n}-R{R}",
+                    n,
+                    d,
+                    g.with_message_loss(g.exponential(n), 0.2, seed=3),
+                    tau=2,
+                    delay="random",
+                    **base,
+                )
                 add(f"sbs-rp-tau1-n{n}-R{R}", n, d, g.random_peer(n, seed=1), send_before_step=True, tau=1, **base)
                 add(f"sbs-exp-n{n}-R{R}", n, d, g.exponential(n), send_before_step=True, **base)
                 add(f"strag-exp-n{n}-R{R}", n, d, g.with_stragglers(g.exponential(n), [0], 3), **base)
@@ -127,8 +158,10 @@ def dump(path):
     np.savez(path, **res)
     import os
 
-    print(f"{len(res)} arrays from {len(configs())} configurations -> {path} "
-          f"(SGPVERIFY_KERNELS={os.environ.get('SGPVERIFY_KERNELS', 'auto')})")
+    print(
+        f"{len(res)} arrays from {len(configs())} configurations -> {path} "
+        f"(SGPVERIFY_KERNELS={os.environ.get('SGPVERIFY_KERNELS', 'auto')})"
+    )
 
 
 def compare(a, b):

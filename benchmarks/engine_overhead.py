@@ -56,8 +56,10 @@ def per_step(topo, **kw):
 
 def main():
     warnings.simplefilter("ignore")
-    cases = [("exponential, tau 0", sv.graphs.exponential(n), {}),
-             ("random peer, tau 2 random", sv.graphs.random_peer(n, seed=0), dict(tau=2, delay="random"))]
+    cases = [
+        ("exponential, tau 0", sv.graphs.exponential(n), {}),
+        ("random peer, tau 2 random", sv.graphs.random_peer(n, seed=0), dict(tau=2, delay="random")),
+    ]
     modes = ["numpy"] + (["numba"] if _kernels.available() else [])
     print(f"us per step, n = {n}, d = {d}, R = {R}, free gradient, CPU time, best of 5:")
     for label, topo, kw in cases:

@@ -112,12 +112,14 @@ def large_n(n=10**6, d=4):
     return {
         "by sender, values, the step's random edges": _t(lambda: run(sp.edges)) / c,
         "by sender, values, dst = src (sequential)": _t(lambda: run(seq)) / c,
-        "weights (their own kernel, by sender)":
-            _t(lambda: _kernels.Step.weights(w, sp.diag, sp.edges, None, ow)) / c,
+        "weights (their own kernel, by sender)": _t(lambda: _kernels.Step.weights(w, sp.diag, sp.edges, None, ow)) / c,
         "values + node sum + z": _t(lambda: run(sp.edges, msum=msum, Z2=Z, w=ow, d=d)) / c,
         "the step's graph (_Mixer.step)": _t(step) / c,
-        "peers' draw per step (64 steps at once / 64)":
-            _t(lambda: rng_for(0, "random-peer", 1).integers(1, n, size=(64, n)), reps=3) / c / 64,
+        "peers' draw per step (64 steps at once / 64)": _t(
+            lambda: rng_for(0, "random-peer", 1).integers(1, n, size=(64, n)), reps=3
+        )
+        / c
+        / 64,
         "(i + offset) % n": _t(lambda: (src + offs[3]) % n) / c,
         "conditional subtraction instead": _t(cond_sub) / c,
     }
@@ -147,8 +149,11 @@ def first_use():
 
     out = {}
     with tempfile.TemporaryDirectory() as cache:
-        for label, mode in (("compiled into an empty cache", "numba"), ("loaded from the cache", "numba"),
-                            ("numpy path", "numpy")):
+        for label, mode in (
+            ("compiled into an empty cache", "numba"),
+            ("loaded from the cache", "numba"),
+            ("numpy path", "numpy"),
+        ):
             env = dict(os.environ, SGPVERIFY_KERNELS=mode, NUMBA_CACHE_DIR=cache)
             r = subprocess.run([sys.executable, "-c", _FIRST], env=env, capture_output=True, text=True, check=True)
             out[label] = float(r.stdout.split()[-1])
@@ -159,8 +164,10 @@ def main():
     if not _kernels.available():
         print("needs numba: pip install -e '.[fast]'", file=sys.stderr)
         return 2
-    for title, f in (("n = 1024, d = 20000, random peer, by receiver", memory_bound),
-                     ("n = 10^6, d = 4, random peer, by sender", large_n)):
+    for title, f in (
+        ("n = 1024, d = 20000, random peer, by receiver", memory_bound),
+        ("n = 10^6, d = 4, random peer, by sender", large_n),
+    ):
         print(f"{title} (full-array copies):")
         for name, v in f().items():
             print(f"   {name:<55} {v:6.2f}")

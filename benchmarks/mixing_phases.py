@@ -62,8 +62,10 @@ def main(argv=None):
     r = sv.check_mixing(topo, horizon=a.horizon)
     t1 = time.perf_counter()
     done.set()
-    print(f"check_mixing({topo.name}, horizon={a.horizon}): {t1 - t0:.1f} s, "
-          f"{r.contraction_columns} columns tracked, passed {r.passed}")
+    print(
+        f"check_mixing({topo.name}, horizon={a.horizon}): {t1 - t0:.1f} s, "
+        f"{r.contraction_columns} columns tracked, passed {r.passed}"
+    )
     bounds = [(t0, "start")] + sorted(marks) + [(t1, "end")]
     for (ta, na), (tb, nb) in zip(bounds, bounds[1:]):
         s = [m for t, m in samples if ta <= t <= tb]

@@ -5,10 +5,12 @@ first; never a result). Set ``SGPVERIFY_KERNELS=numpy`` for the path the main jo
 
     SGPVERIFY_KERNELS=numpy python benchmarks/unit_times.py     # about 2.5 minutes
 """
-import time, sys
-from sgpverify import suite
-from sgpverify.suite import QUICK, NONE, plan_units, _suite_unit
+
+import time
+
+from sgpverify.suite import NONE, QUICK, _suite_unit, plan_units
 from sgpverify.sweep import run_units
+
 units = plan_units(QUICK, controls=True)
 mix = run_units([_suite_unit(QUICK, 0, "mixing", NONE, None, None, None)])[0]
 out = []

@@ -91,8 +91,10 @@ def enabled(work=None):
     forced = mode not in ("auto", "")
     if not _HAVE_NUMBA:
         if forced:
-            raise ValueError(f"SGPVERIFY_KERNELS={mode!r} asks for the compiled step, but numba is not installed "
-                             "(pip install 'sgpverify[fast]', or unset SGPVERIFY_KERNELS)")
+            raise ValueError(
+                f"SGPVERIFY_KERNELS={mode!r} asks for the compiled step, but numba is not installed "
+                "(pip install 'sgpverify[fast]', or unset SGPVERIFY_KERNELS)"
+            )
         return False
     return forced or work is None or work >= AUTO_MIN_WORK or "numba" in sys.modules
 
@@ -295,8 +297,7 @@ def _k(name):
     if f is None:
         import numba
 
-        f = _jit[name] = numba.njit(cache=True, nogil=True, boundscheck=False, fastmath=False)(
-            globals()[name + "_py"])
+        f = _jit[name] = numba.njit(cache=True, nogil=True, boundscheck=False, fastmath=False)(globals()[name + "_py"])
     return f
 
 

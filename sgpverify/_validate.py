@@ -28,9 +28,7 @@ def check_int(name, value, *, min_value=None, max_value=None):
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be {constraint}, got {_fmt(value)}")
     value = int(value)
-    if (min_value is not None and value < min_value) or (
-        max_value is not None and value > max_value
-    ):
+    if (min_value is not None and value < min_value) or (max_value is not None and value > max_value):
         raise ValueError(f"{name} must be {constraint}, got {value}")
     return value
 
@@ -91,9 +89,7 @@ def resolve_seed(name, seed):
 def seed_sequence(seed, *spawn_key):
     """A SeedSequence for ``seed`` with an extra spawn key (random access by step)."""
     if isinstance(seed, np.random.SeedSequence):
-        return np.random.SeedSequence(
-            entropy=seed.entropy, spawn_key=tuple(seed.spawn_key) + tuple(spawn_key)
-        )
+        return np.random.SeedSequence(entropy=seed.entropy, spawn_key=tuple(seed.spawn_key) + tuple(spawn_key))
     return np.random.SeedSequence(entropy=0 if seed is None else seed, spawn_key=spawn_key)
 
 
@@ -120,8 +116,9 @@ def unknown_key(what, key, valid, where=None):
     """
     close = difflib.get_close_matches(key, list(valid), n=1, cutoff=0.6)
     hint = f" (did you mean {close[0]!r}?)" if close else f" (valid: {', '.join(sorted(valid))})"
-    return ValueError(f"{what} must be one of the known names, got unknown {key}{hint}"
-                      + (f" (in {where})" if where else ""))
+    return ValueError(
+        f"{what} must be one of the known names, got unknown {key}{hint}" + (f" (in {where})" if where else "")
+    )
 
 
 def read_toml(path, name="config"):

@@ -287,7 +287,10 @@ def format_report(r):
         ("n (rows)", f"{r.n} ({r.rows})"),
         ("tau, delay", f"{r.tau}, {r.delay or '-'}"),
         ("horizon", r.horizon),
-        ("column_stochastic", f"{_fmt(r.column_stochastic)} (max |1 - sum| = {r.column_sum_error:.1e}, atol = {r.atol:.1e})"),
+        (
+            "column_stochastic",
+            f"{_fmt(r.column_stochastic)} (max |1 - sum| = {r.column_sum_error:.1e}, atol = {r.atol:.1e})",
+        ),
         ("nonnegative", r.nonnegative),
         ("positive_self_weights", f"{_fmt(r.positive_self_weights)} (min {r.min_self_weight:.6g})"),
         ("min_positive_entry", r.min_positive_entry),
@@ -296,24 +299,38 @@ def format_report(r):
         ("diameter", r.diameter if r.diameter_exact or r.diameter is None else f"<= {r.diameter} (upper bound)"),
         ("q_exact", r.q_exact if r.q_exact is None else f"{r.q_exact:.6g} ({r.q_exact_method})"),
         ("q_lyapunov", f"{r.q_lyapunov:.6g} [{r.q_lyapunov_interval[0]:.6g}, {r.q_lyapunov_interval[1]:.6g}]"),
-        ("q (envelope)", f"{_fmt(r.q)} (q >= {'q_exact' if r.q_source == 'exact' else 'Lyapunov upper end: an estimate'})"),
+        (
+            "q (envelope)",
+            f"{_fmt(r.q)} (q >= {'q_exact' if r.q_source == 'exact' else 'Lyapunov upper end: an estimate'})",
+        ),
         ("C (envelope)", f"{_fmt(r.C)} (worst dev/(C q^t) = {r.envelope_worst_ratio:.6g})"),
         ("products tracked", f"{r.contraction_columns} of {r.rows} columns from {r.contraction_starts} starts"),
-        ("envelope horizon", f"{r.envelope_horizon} ({'reaches round-off floor' if r.envelope_reaches_floor else 'cap'}"
-                             f"{'' if r.envelope_horizon_over_fit is None else f', {r.envelope_horizon_over_fit:.3g} x fit window'})"
-                             f"{'' if r.envelope_horizon_ok else ' TOO SHORT'}"),
-        ("q_fit, C_fit", f"{_fmt(r.q_fit)}, {_fmt(r.C_fit)} (window {_fmt(r.q_fit_window)}, "
-                         f"worst dev/(C q^t) = {r.fit_envelope_worst_ratio:.6g}"
-                         f"{'; BELOW the true rate: fails for large t' if r.q_fit_below_true else ''})"),
+        (
+            "envelope horizon",
+            f"{r.envelope_horizon} ({'reaches round-off floor' if r.envelope_reaches_floor else 'cap'}"
+            f"{'' if r.envelope_horizon_over_fit is None else f', {r.envelope_horizon_over_fit:.3g} x fit window'})"
+            f"{'' if r.envelope_horizon_ok else ' TOO SHORT'}",
+        ),
+        (
+            "q_fit, C_fit",
+            f"{_fmt(r.q_fit)}, {_fmt(r.C_fit)} (window {_fmt(r.q_fit_window)}, "
+            f"worst dev/(C q^t) = {r.fit_envelope_worst_ratio:.6g}"
+            f"{'; BELOW the true rate: fails for large t' if r.q_fit_below_true else ''})",
+        ),
         ("1/(1-q): envelope, fit", f"{_fmt(r.one_over_one_minus_q)}, {_fmt(r.one_over_one_minus_q_fit)}"),
-        ("log10 threshold (L=1)", f"envelope {_fmt(r.threshold_log10)}, fit {_fmt(r.threshold_fit_log10)}, "
-                                  f"theory {_fmt(r.threshold_theory_log10)}"),
+        (
+            "log10 threshold (L=1)",
+            f"envelope {_fmt(r.threshold_log10)}, fit {_fmt(r.threshold_fit_log10)}, "
+            f"theory {_fmt(r.threshold_theory_log10)}",
+        ),
         ("q_theory", r.q_theory),
         ("log10(1 - q_theory)", r.q_theory_log10_gap),
         ("log10(1 - q_true)", r.q_true_log10_gap),
         ("q_theory >= q_true", r.q_theory_valid),
-        ("Nedic-Olshevsky lemma", "hypotheses hold" if not r.nedic_olshevsky_outside
-                                  else "OUTSIDE: " + "; ".join(r.nedic_olshevsky_outside)),
+        (
+            "Nedic-Olshevsky lemma",
+            "hypotheses hold" if not r.nedic_olshevsky_outside else "OUTSIDE: " + "; ".join(r.nedic_olshevsky_outside),
+        ),
         ("C_theory", r.C_theory),
         ("delta_theory", r.delta_theory),
         ("weight_min", f"{r.weight_min:.6g} (>= delta_theory: {_fmt(r.weight_floor_ok)})"),
@@ -378,7 +395,7 @@ def find_B(N, edges_of, horizon, period=None):
         return ok
 
     for B in range(1, horizon + 1):
-        windows = [(l * B, (l + 1) * B) for l in range(horizon // B)]
+        windows = [(w * B, (w + 1) * B) for w in range(horizon // B)]
         if all(window_ok(a, b) for a, b in windows):
             return B, windows
     return None, []
@@ -518,7 +535,7 @@ def fit_contraction(dev, floor=ROUND_OFF_FLOOR):
     ts_all = np.arange(0, t_env + 1)
     if q <= 0.0:
         return 0.0, float(dev.max()), (t0, t_last)
-    C = float(np.max(dev[ts_all] / q ** ts_all))
+    C = float(np.max(dev[ts_all] / q**ts_all))
     return q, C, (t0, t_last)
 
 
@@ -689,7 +706,8 @@ def _lyapunov(matrix_of, N, steps, segments, burn_in, period, rng):
     m = min(segments, usable // seg) if seg else 0
     if m < 2:
         raise ValueError(
-            f"steps must leave at least 2 segments (and one step per segment, whole periods) after burn_in, got steps = {steps}, "
+            "steps must leave at least 2 segments (and one step per segment, whole periods) after burn_in, "
+            f"got steps = {steps}, "
             f"burn_in = {burn_in}, segments = {segments}, period = {period}"
         )
     block = logs[burn_in : burn_in + m * seg].reshape(m, seg)
@@ -714,8 +732,7 @@ def _lyapunov(matrix_of, N, steps, segments, burn_in, period, rng):
     )
 
 
-def lyapunov_rate(source, *, tau=0, delay="fixed", steps=2000, segments=10, burn_in=None, seed=0,
-                  weights="push"):
+def lyapunov_rate(source, *, tau=0, delay="fixed", steps=2000, segments=10, burn_in=None, seed=0, weights="push"):
     """Per-step rate of the products ``P^(k:0)`` on the disagreement subspace (top Lyapunov exponent).
 
     One random zero-sum vector is propagated, ``v <- P^(k) v``, its mean
@@ -838,8 +855,7 @@ def _exact_rho(mats, N, circulant=False, dense_max=EXACT_DENSE_MAX, deflate=True
         return float(np.abs(ev).max()), "dense"
     from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigs
 
-    op = LinearOperator((N, N), matvec=lambda v: apply(np.asarray(v, dtype=float).reshape(N, 1)).ravel(),
-                        dtype=float)
+    op = LinearOperator((N, N), matvec=lambda v: apply(np.asarray(v, dtype=float).reshape(N, 1)).ravel(), dtype=float)
     v0 = rng_for(0, "columns", 7907).standard_normal(N)
     probe = apply(v0.reshape(N, 1)).ravel()
     for _ in range(3):  # nilpotent (finite-time consensus) products vanish in a few periods
@@ -850,8 +866,16 @@ def _exact_rho(mats, N, circulant=False, dense_max=EXACT_DENSE_MAX, deflate=True
         k = min(6, N - 2)
         # a wider Krylov space (ncv 40 instead of 2k + 1) converges in far fewer products on
         # clustered spectra (exponential(4096), tau = 1: ~230 period products instead of thousands)
-        ev = eigs(op, k=k, which="LM", tol=0, v0=v0, ncv=min(N - 1, max(2 * k + 1, 40)),
-                  return_eigenvectors=False, maxiter=20 * N)
+        ev = eigs(
+            op,
+            k=k,
+            which="LM",
+            tol=0,
+            v0=v0,
+            ncv=min(N - 1, max(2 * k + 1, 40)),
+            return_eigenvectors=False,
+            maxiter=20 * N,
+        )
     except ArpackNoConvergence as exc:  # pragma: no cover - reported by its partial answer
         ev = exc.eigenvalues
         if not len(ev):
@@ -1016,8 +1040,7 @@ def envelope(dev, q_lower, floor=ROUND_OFF_FLOOR):
     if 0 < i < len(grid) - 1:
         from scipy.optimize import minimize_scalar
 
-        res = minimize_scalar(f, bounds=(grid[i - 1], grid[i + 1]), method="bounded",
-                              options={"xatol": 1e-12})
+        res = minimize_scalar(f, bounds=(grid[i - 1], grid[i + 1]), method="bounded", options={"xatol": 1e-12})
         if res.fun <= vals[i]:
             u = float(res.x)
     q = max(q_lower, math.exp(u))
@@ -1110,8 +1133,9 @@ def _threshold_log10(C, q, n, L, log10_gap_q=None):
         return math.log10(n)
     if not math.isfinite(log10_gap_q):
         return math.inf
-    return max(math.log10(n) + 4 * math.log10(L) + 4 * math.log10(C) + 2 * math.log10(60) - 4 * log10_gap_q,
-               math.log10(n))
+    return max(
+        math.log10(n) + 4 * math.log10(L) + 4 * math.log10(C) + 2 * math.log10(60) - 4 * log10_gap_q, math.log10(n)
+    )
 
 
 def theorem1_threshold(C, q, n, L, *, log10_gap_q=None):
@@ -1407,8 +1431,10 @@ def check_mixing(
         # beyond the budget a matrix is rebuilt when asked again: the same matrix (random
         # schedules are seeded by step)
         matrix_of = _BudgetCache(
-            S.matrix, MATRIX_CACHE_BYTES,
-            lambda P: sum(getattr(getattr(P, a, None), "nbytes", 0) for a in ("data", "indices", "indptr")))
+            S.matrix,
+            MATRIX_CACHE_BYTES,
+            lambda P: sum(getattr(getattr(P, a, None), "nbytes", 0) for a in ("data", "indices", "indptr")),
+        )
     else:
         matrix_of = S.matrix  # periodic schedules cache a period themselves
 
@@ -1428,7 +1454,9 @@ def check_mixing(
         if err[j] > col_err:
             col_err = float(err[j])
         if err[j] > tol and "col" not in first:
-            first["col"] = f"column {j} of P^({k}) sums to {colsum[j]:.15g} (|1 - sum| = {err[j]:.1e} > atol = {tol:.1e})"
+            first["col"] = (
+                f"column {j} of P^({k}) sums to {colsum[j]:.15g} (|1 - sum| = {err[j]:.1e} > atol = {tol:.1e})"
+            )
         data = P.data
         if data.size:
             m = float(data.min())
@@ -1453,8 +1481,12 @@ def check_mixing(
     violations += list(first.values())
 
     # B and diameter
-    edges_of = _BudgetCache(lambda k: _pattern_edges(matrix_of(k)), EDGE_CACHE_BYTES, lambda e: e.nbytes,
-                            key=(lambda k: k % period) if period is not None else None)
+    edges_of = _BudgetCache(
+        lambda k: _pattern_edges(matrix_of(k)),
+        EDGE_CACHE_BYTES,
+        lambda e: e.nbytes,
+        key=(lambda k: k % period) if period is not None else None,
+    )
 
     # circulant schedules (i -> i + offset for every node): every matrix and
     # product is circulant, so one column and one BFS source tell everything
@@ -1502,9 +1534,15 @@ def check_mixing(
 
     # rates: exact for periodic schedules, Lyapunov for every schedule
     lyap_steps = check_int("lyapunov_steps", lyapunov_steps, min_value=4)
-    lyap = _lyapunov(matrix_of if period is not None else S.matrix, N, lyap_steps,
-                     check_int("lyapunov_segments", lyapunov_segments, min_value=2),
-                     lyap_steps // 10, period, rng_for(seed, "columns", 7919))
+    lyap = _lyapunov(
+        matrix_of if period is not None else S.matrix,
+        N,
+        lyap_steps,
+        check_int("lyapunov_segments", lyapunov_segments, min_value=2),
+        lyap_steps // 10,
+        period,
+        rng_for(seed, "columns", 7919),
+    )
     q_exact = q_exact_method = None
     exact_log_q = None
     if period is not None:
@@ -1685,42 +1723,44 @@ def constants_table(n=16, horizon=100, seed=0, families=CONSTANTS_FAMILIES, lyap
         topo = graphs.by_name(name, n, seed=seed, **kw)
         r = check_mixing(topo, tau=tau, horizon=horizon, seed=seed, lyapunov_steps=lyapunov_steps)
         ly = r.q_lyapunov_interval
-        rows.append({
-            "family": label,
-            "topology": r.topology,
-            "n": r.n,
-            "tau": r.tau,
-            "period": r.period,
-            "q_exact": r.q_exact,
-            "q_lyapunov": r.q_lyapunov,
-            "q_lyapunov_interval": list(ly),
-            "q": r.q,
-            "C": r.C,
-            "q_source": r.q_source,
-            "q_fit": r.q_fit,
-            "C_fit": r.C_fit,
-            "q_fit_window": r.q_fit_window,
-            "q_theory": r.q_theory,
-            "gap_exact": None if r.q_exact is None else r.q_true_log10_gap,
-            "gap_lyapunov": log10_gap(r.q_lyapunov),
-            "gap_lyapunov_interval": [log10_gap(ly[1]), log10_gap(ly[0])],
-            "gap_envelope": log10_gap(r.q),
-            "gap_fit": log10_gap(r.q_fit),
-            "gap_theory": r.q_theory_log10_gap,
-            "envelope_worst_ratio": r.envelope_worst_ratio,
-            "fit_envelope_worst_ratio": r.fit_envelope_worst_ratio,
-            "envelope_horizon": r.envelope_horizon,
-            "envelope_horizon_ok": r.envelope_horizon_ok,
-            "q_fit_below_true": r.q_fit_below_true,
-            "one_over_one_minus_q": r.one_over_one_minus_q,
-            "one_over_one_minus_q_fit": r.one_over_one_minus_q_fit,
-            "threshold_log10": r.threshold_log10,
-            "threshold_fit_log10": r.threshold_fit_log10,
-            "threshold_theory_log10": r.threshold_theory_log10,
-            "q_theory_valid": r.q_theory_valid,
-            "weight_min": r.weight_min,
-            "nedic_olshevsky_outside": r.nedic_olshevsky_outside,
-        })
+        rows.append(
+            {
+                "family": label,
+                "topology": r.topology,
+                "n": r.n,
+                "tau": r.tau,
+                "period": r.period,
+                "q_exact": r.q_exact,
+                "q_lyapunov": r.q_lyapunov,
+                "q_lyapunov_interval": list(ly),
+                "q": r.q,
+                "C": r.C,
+                "q_source": r.q_source,
+                "q_fit": r.q_fit,
+                "C_fit": r.C_fit,
+                "q_fit_window": r.q_fit_window,
+                "q_theory": r.q_theory,
+                "gap_exact": None if r.q_exact is None else r.q_true_log10_gap,
+                "gap_lyapunov": log10_gap(r.q_lyapunov),
+                "gap_lyapunov_interval": [log10_gap(ly[1]), log10_gap(ly[0])],
+                "gap_envelope": log10_gap(r.q),
+                "gap_fit": log10_gap(r.q_fit),
+                "gap_theory": r.q_theory_log10_gap,
+                "envelope_worst_ratio": r.envelope_worst_ratio,
+                "fit_envelope_worst_ratio": r.fit_envelope_worst_ratio,
+                "envelope_horizon": r.envelope_horizon,
+                "envelope_horizon_ok": r.envelope_horizon_ok,
+                "q_fit_below_true": r.q_fit_below_true,
+                "one_over_one_minus_q": r.one_over_one_minus_q,
+                "one_over_one_minus_q_fit": r.one_over_one_minus_q_fit,
+                "threshold_log10": r.threshold_log10,
+                "threshold_fit_log10": r.threshold_fit_log10,
+                "threshold_theory_log10": r.threshold_theory_log10,
+                "q_theory_valid": r.q_theory_valid,
+                "weight_min": r.weight_min,
+                "nedic_olshevsky_outside": r.nedic_olshevsky_outside,
+            }
+        )
     return rows
 
 
@@ -1740,7 +1780,8 @@ def format_constants_table(rows):
         w = r["q_fit_window"]
         out.append(
             f"| {r['family']} | {f(r['q_exact'])} | {r['q_lyapunov']:.4f} [{lo:.4f}, {hi:.4f}] "
-            f"| {r['q']:.4f}, {r['C']:.3g} | {r['q_fit']:.4f}, {r['C_fit']:.3g} ({'-' if w is None else f'{w[0]}-{w[1]}'}) "
+            f"| {r['q']:.4f}, {r['C']:.3g} | {r['q_fit']:.4f}, {r['C_fit']:.3g} "
+            f"({'-' if w is None else f'{w[0]}-{w[1]}'}) "
             f"| {r['fit_envelope_worst_ratio']:.3g} "
             f"| {r['one_over_one_minus_q']:.3f} / {r['one_over_one_minus_q_fit']:.3f} "
             f"| {f(r['threshold_log10'], '.2f')} / {f(r['threshold_fit_log10'], '.2f')} / "
@@ -1752,8 +1793,9 @@ def format_constants_table(rows):
 def _main(argv=None):
     import argparse
 
-    ap = argparse.ArgumentParser(prog="python -m sgpverify.assumptions",
-                                 description="Print the constants table of docs/constants.md (markdown).")
+    ap = argparse.ArgumentParser(
+        prog="python -m sgpverify.assumptions", description="Print the constants table of docs/constants.md (markdown)."
+    )
     ap.add_argument("--nodes", type=int, default=16)
     ap.add_argument("--horizon", type=int, default=100)
     ap.add_argument("--seed", type=int, default=0)

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ._json import jsonable
 from . import __version__, _kernels, graphs
-from .problems import PROBLEM_NAMES
+from ._json import jsonable
 from .errors import SGPVerifyError, WorkerDiedError
+from .problems import PROBLEM_NAMES
 
 __all__ = ["main", "build_parser"]
 
@@ -71,37 +71,71 @@ def build_parser():
         ),
     )
     src = m.add_mutually_exclusive_group(required=True)
-    src.add_argument("--topology", choices=graphs.TOPOLOGY_NAMES, metavar="NAME",
-                     help="one of: " + ", ".join(graphs.TOPOLOGY_NAMES))
-    src.add_argument("--matrix", action="append", metavar="FILE",
-                     help="a mixing matrix (.npy, .npz sparse, .mtx, or CSV/whitespace text); "
-                          "repeat to cycle through several")
+    src.add_argument(
+        "--topology", choices=graphs.TOPOLOGY_NAMES, metavar="NAME", help="one of: " + ", ".join(graphs.TOPOLOGY_NAMES)
+    )
+    src.add_argument(
+        "--matrix",
+        action="append",
+        metavar="FILE",
+        help="a mixing matrix (.npy, .npz sparse, .mtx, or CSV/whitespace text); repeat to cycle through several",
+    )
     m.add_argument("--nodes", type=int, metavar="N", help="number of nodes (with --topology)")
     m.add_argument("--peers", type=int, default=1, metavar="P", help="peers per step (exponential)")
     m.add_argument("--tau", type=int, default=0, metavar="T", help="maximum message delay (default 0)")
-    m.add_argument("--delay", choices=("fixed", "random"), default="fixed",
-                   help="delay model when tau > 0 (default fixed)")
+    m.add_argument(
+        "--delay", choices=("fixed", "random"), default="fixed", help="delay model when tau > 0 (default fixed)"
+    )
     m.add_argument("--horizon", type=int, default=100, metavar="K", help="steps examined (default 100)")
     m.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
-    m.add_argument("--weights", choices=("push", "metropolis"), default="push",
-                   help="weights for a topology (default push: 1/(out-degree+1))")
+    m.add_argument(
+        "--weights",
+        choices=("push", "metropolis"),
+        default="push",
+        help="weights for a topology (default push: 1/(out-degree+1))",
+    )
     m.add_argument("--edge-prob", type=float, metavar="P", help="edge probability (erdos-renyi)")
     m.add_argument("--rows", type=int, metavar="R", help="rows of the torus")
     m.add_argument("--drop-prob", type=float, metavar="P", help="drop each message with probability P")
-    m.add_argument("--stragglers", type=_positive_int_list, metavar="I,J,...",
-                   help="straggler nodes (send only every --straggle-every steps)")
-    m.add_argument("--straggle-every", type=int, default=2, metavar="E",
-                   help="a straggler sends on steps k with k %% E == 0 (default 2)")
-    m.add_argument("--envelope-horizon", type=int, metavar="T",
-                   help="largest product length for the envelope (C, q) (default: until round-off, "
-                        "at most max(10 x horizon, 1000))")
-    m.add_argument("--columns", type=int, metavar="C",
-                   help="product columns tracked for C and q (default: all up to 512 rows, else 256 seeded "
-                        "random ones, fewer above 131072 rows so that they fit in 256 MB)")
-    m.add_argument("--lyapunov-steps", type=int, default=2000, metavar="S",
-                   help="steps of the Lyapunov rate estimate (default 2000)")
-    m.add_argument("--json", action="store_true",
-                   help="print one JSON object (q_exact, q_lyapunov, the envelope C, q and the fitted C_fit, q_fit, ...)")
+    m.add_argument(
+        "--stragglers",
+        type=_positive_int_list,
+        metavar="I,J,...",
+        help="straggler nodes (send only every --straggle-every steps)",
+    )
+    m.add_argument(
+        "--straggle-every",
+        type=int,
+        default=2,
+        metavar="E",
+        help="a straggler sends on steps k with k %% E == 0 (default 2)",
+    )
+    m.add_argument(
+        "--envelope-horizon",
+        type=int,
+        metavar="T",
+        help="largest product length for the envelope (C, q) (default: until round-off, "
+        "at most max(10 x horizon, 1000))",
+    )
+    m.add_argument(
+        "--columns",
+        type=int,
+        metavar="C",
+        help="product columns tracked for C and q (default: all up to 512 rows, else 256 seeded "
+        "random ones, fewer above 131072 rows so that they fit in 256 MB)",
+    )
+    m.add_argument(
+        "--lyapunov-steps",
+        type=int,
+        default=2000,
+        metavar="S",
+        help="steps of the Lyapunov rate estimate (default 2000)",
+    )
+    m.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object (q_exact, q_lyapunov, the envelope C, q and the fitted C_fit, q_fit, ...)",
+    )
     m.set_defaults(func=_cmd_mixing)
 
     from .engine import ALGORITHMS
@@ -114,10 +148,16 @@ def build_parser():
             "problem; print final consensus, ||grad f(xbar)||^2, f(xbar), mass and weight errors."
         ),
     )
-    s.add_argument("--problem", required=True, choices=PROBLEM_NAMES, metavar="NAME",
-                   help="one of: " + ", ".join(PROBLEM_NAMES))
-    s.add_argument("--topology", required=True, choices=graphs.TOPOLOGY_NAMES, metavar="NAME",
-                   help="one of: " + ", ".join(graphs.TOPOLOGY_NAMES))
+    s.add_argument(
+        "--problem", required=True, choices=PROBLEM_NAMES, metavar="NAME", help="one of: " + ", ".join(PROBLEM_NAMES)
+    )
+    s.add_argument(
+        "--topology",
+        required=True,
+        choices=graphs.TOPOLOGY_NAMES,
+        metavar="NAME",
+        help="one of: " + ", ".join(graphs.TOPOLOGY_NAMES),
+    )
     s.add_argument("--nodes", type=int, required=True, metavar="N")
     s.add_argument("--dim", type=int, required=True, metavar="D")
     s.add_argument("--iters", type=int, required=True, metavar="K")
@@ -131,10 +171,19 @@ def build_parser():
     s.add_argument("--nesterov", action="store_true")
     s.add_argument("--send-before-step", action="store_true", help="the authors' overlap variant")
     s.add_argument("--replicas", type=int, default=1, metavar="R")
-    s.add_argument("--seed", type=_seed_arg, default=0, metavar="S",
-                   help="seed (default 0); 'random': fresh entropy, printed so that the run can be repeated")
-    s.add_argument("--message-loss", type=float, metavar="P",
-                   help="lose each message in flight with probability P (mass is not conserved)")
+    s.add_argument(
+        "--seed",
+        type=_seed_arg,
+        default=0,
+        metavar="S",
+        help="seed (default 0); 'random': fresh entropy, printed so that the run can be repeated",
+    )
+    s.add_argument(
+        "--message-loss",
+        type=float,
+        metavar="P",
+        help="lose each message in flight with probability P (mass is not conserved)",
+    )
     s.add_argument("--record-every", type=int, metavar="E", help="default: iters // 100 (at least 1)")
     s.add_argument("--json", action="store_true", help="print one JSON object with final values and series")
     s.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
@@ -153,30 +202,50 @@ def build_parser():
         ),
     )
     v.add_argument("--quick", action="store_true", help="the quick preset (about two minutes on 2 cores)")
-    v.add_argument("--controls", action="store_true",
-                   help="also run every check on its negative control and report whether it is detected")
-    v.add_argument("--topology", choices=SUITE_TOPOLOGIES, metavar="NAME",
-                   help="verify on this schedule instead of the defaults: " + ", ".join(SUITE_TOPOLOGIES))
+    v.add_argument(
+        "--controls",
+        action="store_true",
+        help="also run every check on its negative control and report whether it is detected",
+    )
+    v.add_argument(
+        "--topology",
+        choices=SUITE_TOPOLOGIES,
+        metavar="NAME",
+        help="verify on this schedule instead of the defaults: " + ", ".join(SUITE_TOPOLOGIES),
+    )
     v.add_argument("--nodes", type=int, metavar="N", help="nodes n of the main experiments (default 16)")
     v.add_argument("--peers", type=int, metavar="P", help="peers per step (exponential schedules)")
     v.add_argument("--edge-prob", type=float, metavar="P", help="edge probability (erdos-renyi)")
     v.add_argument("--rows", type=int, metavar="R", help="rows of the torus")
     v.add_argument("--tau", type=int, metavar="T", help="maximum message delay of every SGP run (default 0)")
     v.add_argument("--delay", choices=("fixed", "random"), help="delay model when tau > 0 (default fixed)")
-    v.add_argument("--problem", metavar="NAME|MODULE:ATTR",
-                   help="a built-in problem (" + ", ".join(PROBLEM_NAMES) + ") or MODULE:ATTR naming a callable "
-                        "ATTR(n=..., d=..., seed=...) returning a Problem-protocol object (importable from the "
-                        "current directory)")
+    v.add_argument(
+        "--problem",
+        metavar="NAME|MODULE:ATTR",
+        help="a built-in problem (" + ", ".join(PROBLEM_NAMES) + ") or MODULE:ATTR naming a callable "
+        "ATTR(n=..., d=..., seed=...) returning a Problem-protocol object (importable from the "
+        "current directory)",
+    )
     v.add_argument("--dim", type=int, metavar="D", help="dimension d (default 10)")
     v.add_argument("--config", metavar="FILE.toml", help="suite settings (any SuiteConfig field) from a TOML file")
-    v.add_argument("--only", action="append", choices=CHECK_NAMES, metavar="CHECK",
-                   help="run only this check (repeatable): " + ", ".join(CHECK_NAMES))
-    v.add_argument("--workers", type=int, default=None, metavar="N",
-                   help="local processes for the independent experiment units (default: all cores; 1: serial); "
-                        "the results are the same bits whatever N")
+    v.add_argument(
+        "--only",
+        action="append",
+        choices=CHECK_NAMES,
+        metavar="CHECK",
+        help="run only this check (repeatable): " + ", ".join(CHECK_NAMES),
+    )
+    v.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="local processes for the independent experiment units (default: all cores; 1: serial); "
+        "the results are the same bits whatever N",
+    )
     _sweep_options(v)
     v.add_argument("--out", default="sgpverify-out", metavar="DIR", help="report directory (default sgpverify-out)")
-    v.add_argument("--json", action="store_true", help="print {\"checks\": [...], ...} instead of the table")
+    v.add_argument("--json", action="store_true", help='print {"checks": [...], ...} instead of the table')
     v.add_argument("--seed", type=int, default=0, metavar="S")
     v.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     v.set_defaults(func=_cmd_verify)
@@ -184,16 +253,23 @@ def build_parser():
     r = sub.add_parser(
         "run",
         help="run experiment configs (TOML, see experiments/) with caching, and write their figures",
-        description=("Run each experiment config, split into independent units (configuration x K x ...) on "
-                     "--workers local processes or a --scheduler dask cluster, with the same bits; finished units "
-                     "and results are cached by a hash of configuration, seed, code and library versions, so an "
-                     "interrupted run resumes and a rerun only replots."),
+        description=(
+            "Run each experiment config, split into independent units (configuration x K x ...) on "
+            "--workers local processes or a --scheduler dask cluster, with the same bits; finished units "
+            "and results are cached by a hash of configuration, seed, code and library versions, so an "
+            "interrupted run resumes and a rerun only replots."
+        ),
     )
     r.add_argument("configs", nargs="+", metavar="CONFIG", help="experiment TOML files")
     r.add_argument("--out", default="docs/figures", metavar="DIR", help="figure directory (default docs/figures)")
-    r.add_argument("--workers", type=int, default=None, metavar="N",
-                   help="local processes for the independent units (configuration x K x ...; default: all cores; "
-                        "1: serial); the results are the same bits whatever N")
+    r.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="local processes for the independent units (configuration x K x ...; default: all cores; "
+        "1: serial); the results are the same bits whatever N",
+    )
     _sweep_options(r)
     r.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     r.set_defaults(func=_cmd_run)
@@ -210,8 +286,12 @@ def build_parser():
     dp.add_argument("--nproc", type=int, default=4, metavar="N")
     dp.add_argument("--iters", type=int, default=100, metavar="K")
     dp.add_argument("--tau", type=int, default=0, metavar="T", help="0: synchronous SGP; >= 1: tau-OSGP")
-    dp.add_argument("--algorithm", choices=("sgp", "osgp", "dpsgd", "allreduce"), default=None,
-                    help="default: sgp, or osgp when --tau >= 1")
+    dp.add_argument(
+        "--algorithm",
+        choices=("sgp", "osgp", "dpsgd", "allreduce"),
+        default=None,
+        help="default: sgp, or osgp when --tau >= 1",
+    )
     dp.add_argument("--topology", choices=graphs.TOPOLOGY_NAMES, default="exponential", metavar="NAME")
     dp.add_argument("--problem", choices=PROBLEM_NAMES, default="quadratic-cosine", metavar="NAME")
     dp.add_argument("--dim", type=int, default=10, metavar="D")
@@ -227,12 +307,19 @@ def build_parser():
 
 
 def _sweep_options(p):
-    p.add_argument("--scheduler", metavar="ADDRESS",
-                   help="run the units on the dask.distributed cluster of this scheduler (e.g. tcp://HOST:8786; "
-                        "needs pip install 'sgpverify[cluster]'); same bits as --workers 1")
-    p.add_argument("--cache", default=".sgpverify-cache", metavar="DIR",
-                   help="cache of finished units (and, for run, of whole results): a rerun resumes where an "
-                        "interrupted one stopped (default .sgpverify-cache; delete it to clear)")
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="run the units on the dask.distributed cluster of this scheduler (e.g. tcp://HOST:8786; "
+        "needs pip install 'sgpverify[cluster]'); same bits as --workers 1",
+    )
+    p.add_argument(
+        "--cache",
+        default=".sgpverify-cache",
+        metavar="DIR",
+        help="cache of finished units (and, for run, of whole results): a rerun resumes where an "
+        "interrupted one stopped (default .sgpverify-cache; delete it to clear)",
+    )
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
 
 
@@ -242,8 +329,10 @@ def _executor_args(a, cmd):
 
     if a.scheduler is not None:
         if a.workers is not None:
-            raise UsageError(f"sgpverify {cmd}: error: --workers and --scheduler are exclusive (the cluster has its "
-                             f"own workers), got --workers {a.workers} and --scheduler {a.scheduler!r}")
+            raise UsageError(
+                f"sgpverify {cmd}: error: --workers and --scheduler are exclusive (the cluster has its "
+                f"own workers), got --workers {a.workers} and --scheduler {a.scheduler!r}"
+            )
         a.workers = 1
     elif a.workers is None:
         import os
@@ -264,8 +353,14 @@ class _UnitProgress:
         if not a.no_progress:
             from tqdm import tqdm
 
-            self.bar = tqdm(total=total, desc=desc, unit="unit", file=err, mininterval=0.5,
-                            bar_format="{desc}: {n_fmt}/{total_fmt} units, {elapsed} {postfix}")
+            self.bar = tqdm(
+                total=total,
+                desc=desc,
+                unit="unit",
+                file=err,
+                mininterval=0.5,
+                bar_format="{desc}: {n_fmt}/{total_fmt} units, {elapsed} {postfix}",
+            )
 
     def __call__(self, msg):
         self.cached += msg.endswith(": cached")
@@ -308,7 +403,9 @@ def load_matrix(path):
             return scipy.io.mmread(p)
         text = p.read_text()
         if not text.strip():
-            raise UsageError(f"sgpverify mixing: error: --matrix file {str(path)!r} must hold a matrix, got an empty file")
+            raise UsageError(
+                f"sgpverify mixing: error: --matrix file {str(path)!r} must hold a matrix, got an empty file"
+            )
         delim = "," if "," in text else None
         import warnings
 
@@ -357,8 +454,15 @@ def _cmd_mixing(a, out):
                 raise UsageError(f"sgpverify mixing: error: {exc} (in {f})") from None
         source = mats if len(mats) > 1 else mats[0]
     report = check_mixing(
-        source, tau=a.tau, delay=a.delay, horizon=a.horizon, seed=a.seed, weights=a.weights,
-        envelope_horizon=a.envelope_horizon, lyapunov_steps=a.lyapunov_steps, columns=a.columns,
+        source,
+        tau=a.tau,
+        delay=a.delay,
+        horizon=a.horizon,
+        seed=a.seed,
+        weights=a.weights,
+        envelope_horizon=a.envelope_horizon,
+        lyapunov_steps=a.lyapunov_steps,
+        columns=a.columns,
     )
     if a.json:
         out.write(json.dumps(report.to_dict()) + "\n")
@@ -369,9 +473,8 @@ def _cmd_mixing(a, out):
 
 def _cmd_simulate(a, out, err=None):
     from . import problems
-    from .engine import simulate
-
     from ._validate import check_int
+    from .engine import simulate
 
     check_int("nodes", a.nodes, min_value=1)
     check_int("dim", a.dim, min_value=1)
@@ -395,10 +498,21 @@ def _cmd_simulate(a, out, err=None):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RuntimeWarning)
             trace = simulate(
-                prob, topo, step_size=a.step_size, n_iter=a.iters, tau=a.tau, delay=a.delay,
-                algorithm=a.algorithm, replicas=a.replicas, seed=a.seed, record_every=record_every,
-                momentum=a.momentum, nesterov=a.nesterov, send_before_step=a.send_before_step,
-                average_every=a.average_every, progress=(lambda k: bar.update(1)) if bar else None,
+                prob,
+                topo,
+                step_size=a.step_size,
+                n_iter=a.iters,
+                tau=a.tau,
+                delay=a.delay,
+                algorithm=a.algorithm,
+                replicas=a.replicas,
+                seed=a.seed,
+                record_every=record_every,
+                momentum=a.momentum,
+                nesterov=a.nesterov,
+                send_before_step=a.send_before_step,
+                average_every=a.average_every,
+                progress=(lambda k: bar.update(1)) if bar else None,
             )
     finally:
         if bar is not None:
@@ -413,19 +527,31 @@ def _cmd_simulate(a, out, err=None):
         return 0
     f = trace.final()
     rows = [
-        ("problem", f"{prob.name} (n={a.nodes}, d={a.dim}; L={prob.L:.4g}, sigma2={prob.sigma2:.4g}, zeta2={prob.zeta2:.4g})"),
+        (
+            "problem",
+            f"{prob.name} (n={a.nodes}, d={a.dim}; L={prob.L:.4g}, sigma2={prob.sigma2:.4g}, zeta2={prob.zeta2:.4g})",
+        ),
         ("topology", trace.topology),
         ("algorithm", a.algorithm + (f", tau={a.tau} ({trace.delay})" if a.tau else "")),
-        ("iterations, step size", f"{a.iters}, {a.step_size:g}" + (f", {a.replicas} replicas" if a.replicas > 1 else "")),
+        (
+            "iterations, step size",
+            f"{a.iters}, {a.step_size:g}" + (f", {a.replicas} replicas" if a.replicas > 1 else ""),
+        ),
         ("seed", str(trace.seed)),
         ("consensus", f"{f['consensus']:.6g}   (1/n) sum_i ||z_i - xbar||^2"),
         ("grad_norm_sq", f"{f['grad_norm_sq']:.6g}   ||grad f(xbar)||^2"),
         ("value", f"{f['value']:.6g}   f(xbar)"),
-        ("mass_error", f"{f['mass_error']:.3g}" + (f"   (lost in flight: {f['mass_lost']:.3g})" if a.message_loss else "")),
+        (
+            "mass_error",
+            f"{f['mass_error']:.3g}" + (f"   (lost in flight: {f['mass_lost']:.3g})" if a.message_loss else ""),
+        ),
         ("weight_error", f"{f['weight_error']:.3g}"),
         ("weights", f"[{f['weight_min']:.4g}, {f['weight_max']:.4g}]"),
-        ("effective step", f"{trace.effective_step_max:.4g}   max step_size / w_min (1/L = "
-                           f"{1 / prob.L if prob.L else float('inf'):.4g})"),
+        (
+            "effective step",
+            f"{trace.effective_step_max:.4g}   max step_size / w_min (1/L = "
+            f"{1 / prob.L if prob.L else float('inf'):.4g})",
+        ),
     ]
     width = max(len(k) for k, _ in rows)
     out.write("\n".join(f"{k.ljust(width)}  {v}" for k, v in rows) + "\n")
@@ -446,8 +572,16 @@ def _suite_config(a):
     over = {}
     if a.topology is not None:
         over["topologies"] = (a.topology,)
-    for opt, field in (("nodes", "n"), ("peers", "peers"), ("edge_prob", "edge_prob"), ("rows", "rows"),
-                       ("tau", "tau"), ("delay", "delay"), ("problem", "problem"), ("dim", "d")):
+    for opt, field in (
+        ("nodes", "n"),
+        ("peers", "peers"),
+        ("edge_prob", "edge_prob"),
+        ("rows", "rows"),
+        ("tau", "tau"),
+        ("delay", "delay"),
+        ("problem", "problem"),
+        ("dim", "d"),
+    ):
         val = getattr(a, opt)
         if val is not None:
             over[field] = val
@@ -462,9 +596,7 @@ def _suite_config(a):
 def _cmd_verify(a, out, err=None):
     from ._validate import check_int
     from .report import format_table, summary_line, write_report
-    from .suite import run_suite
-
-    from .suite import plan_units
+    from .suite import plan_units, run_suite
 
     check_int("seed", a.seed, min_value=0)
     cache = _executor_args(a, "verify")
@@ -476,8 +608,16 @@ def _cmd_verify(a, out, err=None):
     client, owned = _connect(a)
     progress = _UnitProgress(a, err, len(plan_units(cfg, a.controls, a.only)), f"verify ({cfg.name})")
     try:
-        result = run_suite(cfg, seed=a.seed, progress=progress, controls=a.controls, only=a.only,
-                           workers=a.workers, scheduler=client, cache=cache)
+        result = run_suite(
+            cfg,
+            seed=a.seed,
+            progress=progress,
+            controls=a.controls,
+            only=a.only,
+            workers=a.workers,
+            scheduler=client,
+            cache=cache,
+        )
     finally:
         progress.close()
         if owned:
@@ -489,8 +629,10 @@ def _cmd_verify(a, out, err=None):
         out.write(json.dumps(jsonable(d)) + "\n")
     else:
         out.write(format_table(result.checks) + "\n")
-        out.write(f"\n{summary_line(result)}; report: {report} ({result.seconds:.0f} s, preset {cfg.name}, "
-                  f"seed {a.seed}{progress.note(cache)})\n")
+        out.write(
+            f"\n{summary_line(result)}; report: {report} ({result.seconds:.0f} s, preset {cfg.name}, "
+            f"seed {a.seed}{progress.note(cache)})\n"
+        )
     return result.status
 
 
@@ -501,26 +643,56 @@ def _cmd_distributed(a, out, err=None):
     if not ok:
         raise UsageError(f"sgpverify distributed: error: {why}")
     if a.study == "stragglers":
-        res = D.straggler_study(nproc=a.nproc, iters=a.iters, topology=a.topology, problem=a.problem, dim=a.dim,
-                                step_size=a.step_size, seed=a.seed, timeout=a.timeout)
+        res = D.straggler_study(
+            nproc=a.nproc,
+            iters=a.iters,
+            topology=a.topology,
+            problem=a.problem,
+            dim=a.dim,
+            step_size=a.step_size,
+            seed=a.seed,
+            timeout=a.timeout,
+        )
         fig = _straggler_figure(res, Path(a.out))
         if a.json:
-            out.write(json.dumps(jsonable({"rows": res["rows"], "target": res["target"], "setup": res["setup"],
-                                           "figure": str(fig)})) + "\n")
+            out.write(
+                json.dumps(
+                    jsonable({"rows": res["rows"], "target": res["target"], "setup": res["setup"], "figure": str(fig)})
+                )
+                + "\n"
+            )
         else:
             out.write(f"target ||grad f(xbar)||^2 <= {res['target']:.4g}; setup {res['setup']}\n")
             for r in res["rows"]:
                 ttt = "not reached" if r["time_to_target"] is None else f"{r['time_to_target']:.3f} s"
-                out.write(f"{r['algorithm']:<10} time to target {ttt:<12} {r['iters_per_second']:7.1f} it/s  "
-                          f"final f = {r['final_value']:.6g}\n")
+                out.write(
+                    f"{r['algorithm']:<10} time to target {ttt:<12} {r['iters_per_second']:7.1f} it/s  "
+                    f"final f = {r['final_value']:.6g}\n"
+                )
             out.write(f"figure: {fig}\n")
         return 0
     alg = a.algorithm or ("osgp" if a.tau >= 1 else "sgp")
-    cfg = D.RunConfig(nproc=a.nproc, iters=a.iters, algorithm=alg, tau=a.tau, topology=a.topology, problem=a.problem,
-                      dim=a.dim, step_size=a.step_size, seed=a.seed, timeout=a.timeout)
+    cfg = D.RunConfig(
+        nproc=a.nproc,
+        iters=a.iters,
+        algorithm=alg,
+        tau=a.tau,
+        topology=a.topology,
+        problem=a.problem,
+        dim=a.dim,
+        step_size=a.step_size,
+        seed=a.seed,
+        timeout=a.timeout,
+    )
     res = D.launch(cfg)
-    d = {"algorithm": alg, "nproc": a.nproc, "iters": a.iters, "tau": a.tau, "wall_seconds": res.wall_seconds,
-         "final_consensus": float(res.consensus()[-1])}
+    d = {
+        "algorithm": alg,
+        "nproc": a.nproc,
+        "iters": a.iters,
+        "tau": a.tau,
+        "wall_seconds": res.wall_seconds,
+        "final_consensus": float(res.consensus()[-1]),
+    }
     if a.check:
         d.update(D.check_against_simulator(res))
     if a.json:
@@ -556,8 +728,16 @@ def _cmd_run(a, out, err=None):
     client, owned = _connect(a)
     progress = _UnitProgress(a, err or sys.stderr, sum(len(p.units) for p in planned), "run")
     try:
-        outs = run_configs(a.configs, out=a.out, cache_dir=cache, workers=a.workers, scheduler=client,
-                           progress=progress, planned=planned, option_names=("--workers", "--scheduler"))
+        outs = run_configs(
+            a.configs,
+            out=a.out,
+            cache_dir=cache,
+            workers=a.workers,
+            scheduler=client,
+            progress=progress,
+            planned=planned,
+            option_names=("--workers", "--scheduler"),
+        )
     finally:
         progress.close()
         if owned:

@@ -311,7 +311,9 @@ def _run(rank, cfg, outdir, dist):
         rec_x.append(x.copy())
         rec_w.append(w)
         if chan is not None:  # this rank's share of the total: x + sent - received
-            rec_mass.append(np.concatenate([x + chan.sent[:d] - chan.consumed[:d], [w + chan.sent[d] - chan.consumed[d]]]))
+            rec_mass.append(
+                np.concatenate([x + chan.sent[:d] - chan.consumed[:d], [w + chan.sent[d] - chan.consumed[d]]])
+            )
         else:
             rec_mass.append(np.concatenate([x, [w]]))
 
@@ -361,11 +363,22 @@ def _run(rank, cfg, outdir, dist):
         x, w = chan.drain(x, w, cfg.timeout)
     record(k_done)
     # global totals after the drain: every message sent has been folded in
-    tot = torch.from_numpy(np.concatenate([x, [w], applied, chan.sent if chan else np.zeros(d + 1),
-                                           chan.consumed if chan else np.zeros(d + 1)]))
+    tot = torch.from_numpy(
+        np.concatenate(
+            [x, [w], applied, chan.sent if chan else np.zeros(d + 1), chan.consumed if chan else np.zeros(d + 1)]
+        )
+    )
     dist.all_reduce(tot)
-    np.savez(outdir / f"rank{rank}.npz", k=np.array(rec_k), t=np.array(rec_t), x=np.array(rec_x), w=np.array(rec_w),
-             mass=np.array(rec_mass), totals=tot.numpy(), iters_done=k_done)
+    np.savez(
+        outdir / f"rank{rank}.npz",
+        k=np.array(rec_k),
+        t=np.array(rec_t),
+        x=np.array(rec_x),
+        w=np.array(rec_w),
+        mass=np.array(rec_mass),
+        totals=tot.numpy(),
+        iters_done=k_done,
+    )
     dist.barrier()
 
 
@@ -438,8 +451,12 @@ class DistributedResult:
         return np.mean(np.sum((self.z - xbar[:, None, :]) ** 2, axis=2), axis=1)
 
     def to_dict(self):
-        return {"config": dataclasses.asdict(self.config), "iterations": self.iterations.tolist(),
-                "wall_seconds": self.wall_seconds, "totals": self.totals}
+        return {
+            "config": dataclasses.asdict(self.config),
+            "iterations": self.iterations.tolist(),
+            "wall_seconds": self.wall_seconds,
+            "totals": self.totals,
+        }
 
 
 def _collect(cfg, tmp, wall):
@@ -448,8 +465,11 @@ def _collect(cfg, tmp, wall):
     d = cfg.dim
     tot = parts[0]["totals"]
     totals = {
-        "x_sum": tot[:d].tolist(), "w_sum": float(tot[d]), "applied_sum": tot[d + 1: 2 * d + 1].tolist(),
-        "sent": tot[2 * d + 1: 3 * d + 2].tolist(), "consumed": tot[3 * d + 2:].tolist(),
+        "x_sum": tot[:d].tolist(),
+        "w_sum": float(tot[d]),
+        "applied_sum": tot[d + 1 : 2 * d + 1].tolist(),
+        "sent": tot[2 * d + 1 : 3 * d + 2].tolist(),
+        "consumed": tot[3 * d + 2 :].tolist(),
         "iters_done": [int(p["iters_done"]) for p in parts],
     }
     return DistributedResult(
@@ -472,8 +492,17 @@ def check_against_simulator(res):
     cfg = res.config
     prob, topo = cfg.build()
     alg = {"sgp": "sgp", "osgp": "sgp", "dpsgd": "dpsgd", "allreduce": "allreduce"}[cfg.algorithm]
-    tr = simulate(prob, topo, step_size=cfg.step_size, n_iter=cfg.iters, x0=cfg.start(),
-                  algorithm=alg, seed=cfg.seed, record_every=cfg.record_every, record_states=True)
+    tr = simulate(
+        prob,
+        topo,
+        step_size=cfg.step_size,
+        n_iter=cfg.iters,
+        x0=cfg.start(),
+        algorithm=alg,
+        seed=cfg.seed,
+        record_every=cfg.record_every,
+        record_states=True,
+    )
     x0_sum = cfg.start().sum(axis=0)
     expected = x0_sum - cfg.step_size * np.asarray(res.totals["applied_sum"])
     mass_error = float(np.max(np.abs(np.asarray(res.totals["x_sum"]) - expected)))
@@ -567,8 +596,12 @@ class GossipSGD:
     def step(self):
         from torch.nn.utils import parameters_to_vector
 
-        g = parameters_to_vector([p.grad if p.grad is not None else self.torch.zeros_like(p)
-                                  for p in self.params]).detach().to(self.torch.float64).numpy()
+        g = (
+            parameters_to_vector([p.grad if p.grad is not None else self.torch.zeros_like(p) for p in self.params])
+            .detach()
+            .to(self.torch.float64)
+            .numpy()
+        )
         if self.weight_decay:
             g = g + self.weight_decay * (self.x / self.w)
         if self.momentum:
@@ -604,8 +637,15 @@ def _mlp_rank(rank, nproc, algorithm, steps, lr, seed, outdir, port, tau=1, time
     if algorithm == "allreduce":
         opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9, nesterov=True)
     else:
-        opt = GossipSGD(model, graphs.exponential(nproc), lr=lr, momentum=0.9, nesterov=True,
-                        tau=tau if algorithm == "osgp" else 0, timeout=timeout)
+        opt = GossipSGD(
+            model,
+            graphs.exponential(nproc),
+            lr=lr,
+            momentum=0.9,
+            nesterov=True,
+            tau=tau if algorithm == "osgp" else 0,
+            timeout=timeout,
+        )
     for _ in range(steps):
         idx = torch.randint(0, len(y), (32,), generator=gen)
         opt.zero_grad()
@@ -663,8 +703,20 @@ def _xbar_over_time(res):
     return times, np.array(out)
 
 
-def straggler_study(nproc=4, iters=200, slow_sleep=0.02, link_delay=0.02, tau=2, target_ratio=0.05, seed=0,
-                    topology="exponential", problem="quadratic-cosine", dim=10, step_size=0.05, timeout=120.0):
+def straggler_study(
+    nproc=4,
+    iters=200,
+    slow_sleep=0.02,
+    link_delay=0.02,
+    tau=2,
+    target_ratio=0.05,
+    seed=0,
+    topology="exponential",
+    problem="quadratic-cosine",
+    dim=10,
+    step_size=0.05,
+    timeout=120.0,
+):
     """Wall-clock comparison under a slow node (sleep per step on rank 0) and slow
     links (delay per message on the links out of rank 1).
 
@@ -680,9 +732,23 @@ def straggler_study(nproc=4, iters=200, slow_sleep=0.02, link_delay=0.02, tau=2,
     slow_links = tuple((1, j) for j in range(nproc) if j != 1)
     rows, curves = [], {}
     for alg in ("allreduce", "dpsgd", "sgp", "osgp"):
-        cfg = RunConfig(nproc=nproc, iters=iters, algorithm=alg, tau=tau if alg == "osgp" else 0, topology=topology,
-                        problem=problem, dim=dim, step_size=step_size, seed=seed, x0=1.0, timeout=timeout,
-                        slow_rank=0, slow_sleep=slow_sleep, slow_links=slow_links, link_delay=link_delay)
+        cfg = RunConfig(
+            nproc=nproc,
+            iters=iters,
+            algorithm=alg,
+            tau=tau if alg == "osgp" else 0,
+            topology=topology,
+            problem=problem,
+            dim=dim,
+            step_size=step_size,
+            seed=seed,
+            x0=1.0,
+            timeout=timeout,
+            slow_rank=0,
+            slow_sleep=slow_sleep,
+            slow_links=slow_links,
+            link_delay=link_delay,
+        )
         # gossip delays each message on a slow link; a collective step (allreduce,
         # dpsgd's synchronous exchange) waits for its slowest link: link_delay per step
         res = launch(cfg)
@@ -691,16 +757,29 @@ def straggler_study(nproc=4, iters=200, slow_sleep=0.02, link_delay=0.02, tau=2,
         vals = prob.value(xbar)
         hit = np.flatnonzero(g2 <= target)
         run_time = float(res.times.max())
-        rows.append({
-            "algorithm": alg,
-            "time_to_target": float(times[hit[0]]) if hit.size else None,
-            "iters_per_second": float(np.mean(res.iterations.max() / res.times.max(axis=0))),
-            "final_value": float(vals[-1]),
-            "final_grad_norm_sq": float(g2[-1]),
-            "wall_seconds": run_time,
-            "tau": cfg.tau,
-        })
+        rows.append(
+            {
+                "algorithm": alg,
+                "time_to_target": float(times[hit[0]]) if hit.size else None,
+                "iters_per_second": float(np.mean(res.iterations.max() / res.times.max(axis=0))),
+                "final_value": float(vals[-1]),
+                "final_grad_norm_sq": float(g2[-1]),
+                "wall_seconds": run_time,
+                "tau": cfg.tau,
+            }
+        )
         curves[alg] = (times.tolist(), vals.tolist())
-    return {"rows": rows, "curves": curves, "target": target,
-            "setup": {"nproc": nproc, "iters": iters, "slow_rank": 0, "slow_sleep": slow_sleep,
-                      "slow_links": [list(e) for e in slow_links], "link_delay": link_delay, "tau": tau}}
+    return {
+        "rows": rows,
+        "curves": curves,
+        "target": target,
+        "setup": {
+            "nproc": nproc,
+            "iters": iters,
+            "slow_rank": 0,
+            "slow_sleep": slow_sleep,
+            "slow_links": [list(e) for e in slow_links],
+            "link_delay": link_delay,
+            "tau": tau,
+        },
+    }

@@ -26,8 +26,8 @@ With numba installed (the ``fast`` extra), the SGP step runs as compiled
 kernels (:mod:`sgpverify._kernels`): without delays the weights' gossip, then
 in one pass the update, the gossip of the values, the node sum of the mass
 tracking and the next de-biasing divide; with delays on a topology the
-update and the gossip of values and weights into the inbox slots. Each does the numpy path's operations in the numpy path's
-order, so that the bits do not depend on it (``tests/test_kernels.py``).
+update and the gossip of values and weights into the inbox slots. Each does the
+numpy path's operations in the numpy path's order, so that the bits do not depend on it (``tests/test_kernels.py``).
 ``SGPVERIFY_KERNELS=numpy`` runs the numpy path.
 """
 
@@ -122,8 +122,17 @@ class Trace:
     z_history: np.ndarray | None = None
     step_sq: np.ndarray | None = None
 
-    SERIES = ("consensus", "grad_norm_sq", "value", "mass_error", "weight_error", "weight_min", "weight_max",
-              "mass_lost", "weight_lost")
+    SERIES = (
+        "consensus",
+        "grad_norm_sq",
+        "value",
+        "mass_error",
+        "weight_error",
+        "weight_min",
+        "weight_max",
+        "mass_lost",
+        "weight_lost",
+    )
 
     def final(self):
         """Last recorded value of each series (averaged over replicas)."""
@@ -278,9 +287,15 @@ class _Mixer:
         elif by_sender:
             if self._eye is None or self._eye[1].size != n:
                 self._eye = (np.arange(n + 1, dtype=np.int32), np.arange(n, dtype=np.int32))
-            parts = _DelayedParts(self.tau + 1, self._eye, np.ascontiguousarray(diag, dtype=float),
-                                  np.ascontiguousarray(src), np.ascontiguousarray(dst),
-                                  np.ascontiguousarray(vals, dtype=float), np.ascontiguousarray(d))
+            parts = _DelayedParts(
+                self.tau + 1,
+                self._eye,
+                np.ascontiguousarray(diag, dtype=float),
+                np.ascontiguousarray(src),
+                np.ascontiguousarray(dst),
+                np.ascontiguousarray(vals, dtype=float),
+                np.ascontiguousarray(d),
+            )
             out = (parts, None, lost_share)
         else:
             idx = np.arange(n)
@@ -611,6 +626,7 @@ def simulate(
             if track_mass:
                 ser["mass_error"][i0 : i0 + c] = np.max(np.abs(tbuf[:c] - (mass0 - gamma * abuf[:c])), axis=-1)
         pending[:] = [pending[0] + c, 0]
+
     gradients = _Gradients(problem, rngs, X.shape)
     # weights that stay exactly 1 (doubly stochastic, no delay): z = x, no division
     st.w_ones = push and tau == 0 or not push
@@ -730,16 +746,36 @@ def simulate(
             # 3. the step and the gossip
             if push:
                 parts, split, lost = mixer.step(k)
-                if fused is not None and split is not None and lost is None and G.shape == st.X.shape \
-                        and G.flags.c_contiguous:
-                    z_ready = fused.step(st, G, -gamma, split, applied if track_mass else None, ones, k, gamma,
-                                         problem, w_low, Z if fused.large and debias and not gradients.major
-                                         and not np.may_share_memory(G, Z) else None)
+                if (
+                    fused is not None
+                    and split is not None
+                    and lost is None
+                    and G.shape == st.X.shape
+                    and G.flags.c_contiguous
+                ):
+                    z_ready = fused.step(
+                        st,
+                        G,
+                        -gamma,
+                        split,
+                        applied if track_mass else None,
+                        ones,
+                        k,
+                        gamma,
+                        problem,
+                        w_low,
+                        Z if fused.large and debias and not gradients.major and not np.may_share_memory(G, Z) else None,
+                    )
                     if progress is not None:
                         progress(k)
                     continue
-                elif fused_delayed and lost is None and isinstance(parts, _DelayedParts) \
-                        and G.shape == st.X.shape and G.flags.c_contiguous:
+                elif (
+                    fused_delayed
+                    and lost is None
+                    and isinstance(parts, _DelayedParts)
+                    and G.shape == st.X.shape
+                    and G.flags.c_contiguous
+                ):
                     if track_mass:
                         _track(applied, G, ones, st, k, gamma, problem, w_low)
                     _fused_delayed_step(k, st, G, -gamma, parts)
@@ -904,6 +940,7 @@ def _gossip_weights(st, split, mix=None):
 #: as many as fit in this many elements (512 KB), when at least 4 do.
 _DEFER_ELEMS = 1 << 16
 
+
 def _track(applied, G, ones, st, k, gamma, problem, w_low):
     """Add the node sum of the steps to ``applied``; name the node if it overflowed."""
     if G.size < _BLAS_MIN and G.flags.c_contiguous:  # _node_sum's small branch, inline
@@ -1059,8 +1096,20 @@ class _Fused:
                 rows = self.k.rows(n, edges)
                 if self.cache_rows:
                     rows = split.rows = tuple(r.copy() for r in rows)
-        self.k.run(X2, G.reshape(n, -1), a, split.diag, edges, csr, out.reshape(n, -1), msum,
-                   Z.reshape(n, -1) if z_out else None, st.w if z_out else None, X.shape[2], rows=rows)
+        self.k.run(
+            X2,
+            G.reshape(n, -1),
+            a,
+            split.diag,
+            edges,
+            csr,
+            out.reshape(n, -1),
+            msum,
+            Z.reshape(n, -1) if z_out else None,
+            st.w if z_out else None,
+            X.shape[2],
+            rows=rows,
+        )
         if msum is not None:  # _track's large branch: applied += the node-by-node sum
             applied += msum.reshape(applied.shape)
             if not math.isfinite(np.add.reduce(applied, axis=None)):  # the state the numpy path inspects
@@ -1076,9 +1125,20 @@ def _fused_delayed_step(k, st, G, a, parts):
     of its arrival, values and weights; then the same rotation of the slots."""
     n = st.X.shape[0]
     s0 = (k + 1) % len(st.inbox)
-    _kernels.delayed_step(st.X.reshape(n, -1), G.reshape(n, -1), a, parts.diag, parts.src, parts.dst,
-                          parts.vals, parts.delays, tuple(b.reshape(n, -1) for b in st.inbox), s0,
-                          st.w, tuple(st.inbox_w))
+    _kernels.delayed_step(
+        st.X.reshape(n, -1),
+        G.reshape(n, -1),
+        a,
+        parts.diag,
+        parts.src,
+        parts.dst,
+        parts.vals,
+        parts.delays,
+        tuple(b.reshape(n, -1) for b in st.inbox),
+        s0,
+        st.w,
+        tuple(st.inbox_w),
+    )
     _rotate(st, s0)
 
 
@@ -1144,10 +1204,16 @@ def _node_sum(G, ones):
 def _diverged(i, k, gamma, problem, what="", since=None, w_low=1.0):
     """The error, with ``iteration`` and ``node`` attributes; names the effective
     step when small push-sum weights amplified the step."""
-    where = f"at iteration {k}" if since is None or since >= k - 1 else (
-        f"at iteration {k} (first seen at this record; finite at iteration {since})")
-    eff = (f", effective step step_size / w_min = {gamma / w_low:.4g} with push-sum weights down to {w_low:.3g}"
-           if w_low < 1.0 else "")
+    where = (
+        f"at iteration {k}"
+        if since is None or since >= k - 1
+        else (f"at iteration {k} (first seen at this record; finite at iteration {since})")
+    )
+    eff = (
+        f", effective step step_size / w_min = {gamma / w_low:.4g} with push-sum weights down to {w_low:.3g}"
+        if w_low < 1.0
+        else ""
+    )
     exc = SimulationDivergedError(
         f"simulation diverged: node {i} is not finite {where}{what} "
         f"(step_size = {gamma:g}{eff}; problem L = {float(problem.L):.4g}, so a step <= 1/L = "
@@ -1175,8 +1241,9 @@ def _check_finite_step(st, G, k, gamma, problem, w_low=1.0):
         raise _diverged(int(np.flatnonzero(bad_x)[0]), k, gamma, problem, w_low=w_low)
     bad_g = ~np.isfinite(G).all(axis=(1, 2))
     if bad_g.any():
-        raise _diverged(int(np.flatnonzero(bad_g)[0]), k, gamma, problem, " (its stochastic gradient overflows)",
-                        w_low=w_low)
+        raise _diverged(
+            int(np.flatnonzero(bad_g)[0]), k, gamma, problem, " (its stochastic gradient overflows)", w_low=w_low
+        )
     # finite steps whose sum overflowed: not a divergence of a node (yet)
 
 
@@ -1221,8 +1288,11 @@ def _check_connected(mixer, w, k, alarm):
         indeg = np.bincount(e[:, 1], minlength=n) if len(e) else np.zeros(n, dtype=np.int64)
         deaf = np.flatnonzero(indeg == 0)
         i = int(np.argmin(w.min(axis=1)))
-        who = (f"node(s) {deaf[:8].tolist()}{' ...' if deaf.size > 8 else ''} receive nothing"
-               if deaf.size else "some nodes cannot be reached from others")
+        who = (
+            f"node(s) {deaf[:8].tolist()}{' ...' if deaf.size > 8 else ''} receive nothing"
+            if deaf.size
+            else "some nodes cannot be reached from others"
+        )
         raise MixingAssumptionError(
             f"schedule is not strongly connected {span}: {who}; "
             f"the push-sum weight of node {i} fell to {float(w.min()):.3g} at iteration {k}, so z = x / w "

@@ -136,7 +136,9 @@ def check_edges(edges, n, k=None):
     if e.ndim != 2 or e.shape[1] != 2:
         raise ValueError(f"edges{at} must be an integer array of shape (m, 2), got shape {e.shape}")
     if e.dtype != np.int64:
-        if not (np.issubdtype(e.dtype, np.integer) or (np.issubdtype(e.dtype, np.floating) and np.all(e == np.round(e)))):
+        if not (
+            np.issubdtype(e.dtype, np.integer) or (np.issubdtype(e.dtype, np.floating) and np.all(e == np.round(e)))
+        ):
             raise TypeError(f"edges{at} must be an integer array of shape (m, 2), got dtype {e.dtype}")
         e = e.astype(np.int64)
     src, dst = e[:, 0], e[:, 1]
@@ -147,8 +149,9 @@ def check_edges(edges, n, k=None):
     loop = src == dst
     if loop.any():
         i = int(np.flatnonzero(loop)[0])
-        raise ValueError(f"edges{at} must not contain self-loops (the self share is implicit), "
-                         f"got ({int(src[i])}, {int(dst[i])})")
+        raise ValueError(
+            f"edges{at} must not contain self-loops (the self share is implicit), got ({int(src[i])}, {int(dst[i])})"
+        )
     codes = src * n + dst
     step = np.diff(codes)
     if step.size and not (step > 0).all():
@@ -183,6 +186,7 @@ class Topology:
     n: int
     period: int | None
     name: str
+
     def edges(self, k):
         """Directed edges ``(sender, receiver)`` used at iteration ``k``.
 
@@ -286,10 +290,7 @@ class PeriodicTopology(Topology):
         for s in steps:
             e = np.asarray(s, dtype=np.int64).reshape(-1, 2)
             if e.size and (e.min() < 0 or e.max() >= self.n):
-                raise ValueError(
-                    f"edge endpoints must be in [0, {self.n - 1}], got "
-                    f"{int(e.min())}..{int(e.max())}"
-                )
+                raise ValueError(f"edge endpoints must be in [0, {self.n - 1}], got {int(e.min())}..{int(e.max())}")
             clean.append(normalize_edges(e[:, 0], e[:, 1], self.n))
         self._steps = tuple(clean)
         self.period = len(clean)
@@ -322,8 +323,7 @@ def exponential_rounds(n, peers=1, bidirectional=False):
     peers = check_int("peers", peers)
     if not 1 <= peers <= max(1, n - 1):
         raise ValueError(
-            f"peers must be an integer in [1, nodes - 1] = [1, {max(1, n - 1)}] "
-            f"for nodes = {n}, got {peers}"
+            f"peers must be an integer in [1, nodes - 1] = [1, {max(1, n - 1)}] for nodes = {n}, got {peers}"
         )
     rounds = []
     power = 1
@@ -441,17 +441,19 @@ def bipartite_exponential(n, matching=False):
         raise ValueError(f"nodes must be an even integer >= 2, got {n}")
     seq = _bipartite_offsets(n)
     if not matching:
-        topo = PeriodicTopology(n, [edges_from_offsets(n, (o,)) for o in seq],
-                                name=f"bipartite-exponential(n={n})", offsets=tuple((o,) for o in seq))
+        topo = PeriodicTopology(
+            n,
+            [edges_from_offsets(n, (o,)) for o in seq],
+            name=f"bipartite-exponential(n={n})",
+            offsets=tuple((o,) for o in seq),
+        )
         topo.partner_offsets = seq
         return topo
     active = np.arange(1, n, 2, dtype=np.int64)
     steps = []
     for o in seq:
         partner = (active + o) % n
-        steps.append(
-            np.stack([np.concatenate([active, partner]), np.concatenate([partner, active])], 1)
-        )
+        steps.append(np.stack([np.concatenate([active, partner]), np.concatenate([partner, active])], 1))
     topo = PeriodicTopology(n, steps, name=f"bipartite-matching(n={n})")
     topo.partner_offsets = seq  # not circulant: only odd nodes use +o
     return topo
@@ -529,13 +531,12 @@ def ring(n, bidirectional=False, alternating=False):
             raise ValueError("alternating applies to the one-peer ring, got bidirectional=True")
         rounds = ((1 % n,), ((-1) % n,)) if n > 2 else ((1 % n,),)
         rounds = tuple(r if r != (0,) else () for r in rounds)
-        return PeriodicTopology(n, [edges_from_offsets(n, r) for r in rounds],
-                                name=f"ring-alternating(n={n})", offsets=rounds)
+        return PeriodicTopology(
+            n, [edges_from_offsets(n, r) for r in rounds], name=f"ring-alternating(n={n})", offsets=rounds
+        )
     offs = (1, n - 1) if bidirectional else (1,)
     kind = "ring-bidir" if bidirectional else "ring"
-    return PeriodicTopology(
-        n, [edges_from_offsets(n, offs)], name=f"{kind}(n={n})", offsets=(offs,)
-    )
+    return PeriodicTopology(n, [edges_from_offsets(n, offs)], name=f"{kind}(n={n})", offsets=(offs,))
 
 
 def complete(n):
@@ -1026,9 +1027,7 @@ def by_name(name, n, *, peers=1, seed=None, p=None, rows=None, base=3):
     ((1,), (7,), (2,), (6,), (4,))
     """
     if name not in TOPOLOGY_NAMES:
-        raise ValueError(
-            f"topology must be one of {', '.join(TOPOLOGY_NAMES)}, got {name!r}"
-        )
+        raise ValueError(f"topology must be one of {', '.join(TOPOLOGY_NAMES)}, got {name!r}")
     n = check_int("nodes", n, min_value=1)
     if peers != 1 and name not in ("exponential", "exponential-bidir"):
         raise ValueError(f"peers applies only to exponential topologies, got peers = {peers} for {name}")

@@ -145,8 +145,7 @@ def metropolis_matrix(topo, k, symmetrize=True):
     und = normalize_edges(np.concatenate([e[:, 0], e[:, 1]]), np.concatenate([e[:, 1], e[:, 0]]), n)
     if not symmetrize and len(und) != len(e):
         raise ValueError(
-            f"topology {topo.name} is not symmetric at step {k}: "
-            f"{len(und) - len(e)} reverse edges missing"
+            f"topology {topo.name} is not symmetric at step {k}: {len(und) - len(e)} reverse edges missing"
         )
     deg = np.bincount(und[:, 0], minlength=n)
     w = 1.0 / (1.0 + np.maximum(deg[und[:, 0]], deg[und[:, 1]]))
@@ -229,10 +228,7 @@ def check_column_stochastic(P, atol=None, name="P", require_positive_diagonal=Tr
     err = np.abs(1.0 - colsum)
     j = int(np.argmax(err))
     if err[j] > tol:
-        raise ValueError(
-            f"column {j} of {name} sums to {colsum[j]:.15g} "
-            f"(|1 - sum| = {err[j]:.1e} > atol = {tol:.1e})"
-        )
+        raise ValueError(f"column {j} of {name} sums to {colsum[j]:.15g} (|1 - sum| = {err[j]:.1e} > atol = {tol:.1e})")
     if require_positive_diagonal:
         d = M.diagonal()
         if np.any(d <= 0):
@@ -523,8 +519,7 @@ def mixing_schedule(source, *, weights="push", tau=0, delay="fixed", seed=None, 
     def check_delays(n):
         if isinstance(model, LinkDelay) and model._D.shape != (n, n):
             raise ValueError(
-                f"delay must be a per-link delay matrix of shape ({n}, {n}) for {n} nodes, "
-                f"got shape {model._D.shape}"
+                f"delay must be a per-link delay matrix of shape ({n}, {n}) for {n} nodes, got shape {model._D.shape}"
             )
 
     if isinstance(source, Topology):
@@ -535,16 +530,17 @@ def mixing_schedule(source, *, weights="push", tau=0, delay="fixed", seed=None, 
         else:
             base = lambda k: metropolis_matrix(topo, k)  # noqa: E731
         return MixingSchedule(topo.n, topo.period, base, tau, model, topo.name)
-    if sp.issparse(source) or (
-        isinstance(source, np.ndarray) and source.ndim == 2
-    ) or (isinstance(source, (list, tuple)) and source and not _is_matrix_like(source[0])):
+    if (
+        sp.issparse(source)
+        or (isinstance(source, np.ndarray) and source.ndim == 2)
+        or (isinstance(source, (list, tuple)) and source and not _is_matrix_like(source[0]))
+    ):
         mats = [source]
     elif isinstance(source, (list, tuple)) and source:
         mats = list(source)
     else:
         raise TypeError(
-            f"source must be a Topology, a matrix or a non-empty list of matrices, "
-            f"got {type(source).__name__}"
+            f"source must be a Topology, a matrix or a non-empty list of matrices, got {type(source).__name__}"
         )
     names = ["P"] if len(mats) == 1 else [f"P^({i})" for i in range(len(mats))]
     if validate:

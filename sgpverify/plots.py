@@ -34,16 +34,18 @@ def pyplot():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    plt.rcParams.update({
-        "figure.figsize": (6.4, 4.2),
-        "figure.dpi": 110,
-        "axes.grid": True,
-        "grid.alpha": 0.3,
-        "axes.spines.top": False,
-        "axes.spines.right": False,
-        "font.size": 10,
-        "legend.frameon": False,
-    })
+    plt.rcParams.update(
+        {
+            "figure.figsize": (6.4, 4.2),
+            "figure.dpi": 110,
+            "axes.grid": True,
+            "grid.alpha": 0.3,
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+            "font.size": 10,
+            "legend.frameon": False,
+        }
+    )
     return plt
 
 
@@ -78,27 +80,55 @@ def _rate_panels(data, key, predicted, path, title, ylabel, bound_fns=()):
         m, ci = _mean_band(Y)
         short = label.split("(")[0]
         ax.errorbar(K, m, yerr=ci, fmt="o-", color=f"C{i}", capsize=3, label=f"{short} (95% CI)")
-        for j, (name, fn, style) in enumerate(bound_fns):
-            ax.plot(K, [fn(r) for r in runs], style, color=f"C{i}", lw=1, alpha=0.8,
-                    label=f"{name}" if i == 0 else None)
+        for name, fn, style in bound_fns:
+            ax.plot(
+                K, [fn(r) for r in runs], style, color=f"C{i}", lw=1, alpha=0.8, label=f"{name}" if i == 0 else None
+            )
         t = rates.test_exponent(K, Y.T, predicted=predicted, delta=RATE_DELTA, omega=RATE_OMEGA)
         u = np.asarray(t.x_mid) ** -RATE_OMEGA
-        ax2.errorbar(u, t.local_slopes, yerr=1.96 * np.asarray(t.local_slopes_se), fmt="o", color=f"C{i}",
-                     capsize=3, label=f"{short}: local slopes")
+        ax2.errorbar(
+            u,
+            t.local_slopes,
+            yerr=1.96 * np.asarray(t.local_slopes_se),
+            fmt="o",
+            color=f"C{i}",
+            capsize=3,
+            label=f"{short}: local slopes",
+        )
         uu = np.linspace(0, u.max() * 1.05, 50)
-        ax2.plot(uu, t.exponent + t.correction * uu, "-", color=f"C{i}", lw=1,
-                 label=f"extrapolated {t.exponent:.3f} [{t.ci_low:.3f}, {t.ci_high:.3f}]: {t.verdict}")
-        ax2.errorbar([0], [t.exponent], yerr=[[t.exponent - t.ci_low], [t.ci_high - t.exponent]], fmt="s",
-                     color=f"C{i}", capsize=4)
+        ax2.plot(
+            uu,
+            t.exponent + t.correction * uu,
+            "-",
+            color=f"C{i}",
+            lw=1,
+            label=f"extrapolated {t.exponent:.3f} [{t.ci_low:.3f}, {t.ci_high:.3f}]: {t.verdict}",
+        )
+        ax2.errorbar(
+            [0],
+            [t.exponent],
+            yerr=[[t.exponent - t.ci_low], [t.ci_high - t.exponent]],
+            fmt="s",
+            color=f"C{i}",
+            capsize=4,
+        )
     ax.plot(K, m[0] * (K / K[0]) ** predicted, color="gray", lw=0.8, label=f"slope {predicted:g} (predicted)")
     ax.set(xscale="log", yscale="log", xlabel="iterations K  ($\\gamma = \\sqrt{n/K}$)", ylabel=ylabel, title=title)
     ax.set_xticks(K, [str(int(k)) for k in K])
     ax.xaxis.set_minor_locator(plt.NullLocator())
     ax.legend(fontsize=7, loc="lower left")
-    ax2.axhspan(predicted - RATE_DELTA, predicted + RATE_DELTA, color="gray", alpha=0.15,
-                label=f"band {predicted:g} +- {RATE_DELTA:g}")
-    ax2.set(xlabel="$K_{mid}^{-1/2}$ (0 = the limit K -> oo)", ylabel="local slope over a doubling of K",
-            title="Asymptotic exponent (verdict)")
+    ax2.axhspan(
+        predicted - RATE_DELTA,
+        predicted + RATE_DELTA,
+        color="gray",
+        alpha=0.15,
+        label=f"band {predicted:g} +- {RATE_DELTA:g}",
+    )
+    ax2.set(
+        xlabel="$K_{mid}^{-1/2}$ (0 = the limit K -> oo)",
+        ylabel="local slope over a doubling of K",
+        title="Asymptotic exponent (verdict)",
+    )
     ax2.set_xlim(left=-0.002)
     ax2.legend(fontsize=7)
     return _save(fig, path)
@@ -113,23 +143,41 @@ def stationarity_vs_K(data, path):
     base = fstar if fstar is not None else const["f_lower"]
 
     def published(r):
-        return theory.evaluate(theory.PUBLISHED_BOUND, Delta=float(np.mean(r["f0"])) - base, L=const["L"],
-                               sigma2=const["sigma2"], n=n, K=r["K"])
+        return theory.evaluate(
+            theory.PUBLISHED_BOUND,
+            Delta=float(np.mean(r["f0"])) - base,
+            L=const["L"],
+            sigma2=const["sigma2"],
+            n=n,
+            K=r["K"],
+        )
 
     def descent(r):
-        return theory.evaluate(theory.DESCENT_RHS_MEASURABLE, f0=float(np.mean(r["f0"])), fK=float(np.mean(r["fK"])),
-                               gamma=r["gamma"], K=r["K"], L=const["L"], sigma2=const["sigma2"], n=n,
-                               Xi=float(np.mean(r["consensus"])))
+        return theory.evaluate(
+            theory.DESCENT_RHS_MEASURABLE,
+            f0=float(np.mean(r["f0"])),
+            fK=float(np.mean(r["fK"])),
+            gamma=r["gamma"],
+            K=r["K"],
+            L=const["L"],
+            sigma2=const["sigma2"],
+            n=n,
+            Xi=float(np.mean(r["consensus"])),
+        )
 
-    return _rate_panels(data, "stationarity", -0.5, path, "Stationarity vs K",
-                        "$(1/K)\\sum_k \\|\\nabla f(\\bar x^k)\\|^2$",
-                        (("published Theorem 1 bound (f*)", published, "--"),
-                         ("descent inequality (a), measured terms", descent, ":")))
+    return _rate_panels(
+        data,
+        "stationarity",
+        -0.5,
+        path,
+        "Stationarity vs K",
+        "$(1/K)\\sum_k \\|\\nabla f(\\bar x^k)\\|^2$",
+        (("published Theorem 1 bound (f*)", published, "--"), ("descent inequality (a), measured terms", descent, ":")),
+    )
 
 
 def consensus_vs_K(data, path):
-    return _rate_panels(data, "consensus", -1.0, path, "Consensus vs K",
-                        "$(1/K)\\sum_k \\Xi^k$")
+    return _rate_panels(data, "consensus", -1.0, path, "Consensus vs K", "$(1/K)\\sum_k \\Xi^k$")
 
 
 def speedup_vs_n(data, path):
@@ -141,11 +189,24 @@ def speedup_vs_n(data, path):
             runs = [r for r in sch["runs"] if r["K"] == K]
             n = np.array([r["n"] for r in runs], float)
             m, ci = _mean_band([r["stationarity"] for r in runs])
-            ax.errorbar(n, m, yerr=ci, fmt="o-" if i == 0 else "s--", color=f"C{j}", capsize=3, alpha=0.8,
-                        label=f"{label.split('(')[0]} K={K}")
+            ax.errorbar(
+                n,
+                m,
+                yerr=ci,
+                fmt="o-" if i == 0 else "s--",
+                color=f"C{j}",
+                capsize=3,
+                alpha=0.8,
+                label=f"{label.split('(')[0]} K={K}",
+            )
     ax.plot(n, m[0] * (n / n[0]) ** -0.5, color="gray", lw=0.8, label="slope -1/2 (linear speedup)")
-    ax.set(xscale="log", yscale="log", xlabel="nodes n", ylabel="stationarity average",
-           title="Linear speedup ($\\gamma = \\sqrt{n/K}$)")
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="nodes n",
+        ylabel="stationarity average",
+        title="Linear speedup ($\\gamma = \\sqrt{n/K}$)",
+    )
     ax.legend(fontsize=7)
     return _save(fig, path)
 
@@ -162,8 +223,11 @@ def delays(data, path):
         ax.plot(tau, [np.mean(r["stationarity"]) / base for r in rs], "o-", label=f"K={K}")
         ax2.plot(tau, [np.mean(r["consensus"]) for r in rs], "o-", label=f"K={K}")
     ax.axhline(1.0, color="gray", lw=0.8)
-    ax.set(xlabel="maximum delay tau (random delays)", ylabel="stationarity / (tau = 0)",
-           title="Delays: leading term ratio")
+    ax.set(
+        xlabel="maximum delay tau (random delays)",
+        ylabel="stationarity / (tau = 0)",
+        title="Delays: leading term ratio",
+    )
     ax2.set(yscale="log", xlabel="maximum delay tau", ylabel="consensus average", title="Delays: consensus")
     ax.legend(fontsize=8)
     ax2.legend(fontsize=8)
@@ -190,8 +254,7 @@ def topologies(data, path):
         a.set_xticks(Ks, [str(K) for K in Ks])
         a.minorticks_off()
     ax.set(xlabel="K", ylabel="stationarity / exponential", title="Topology: leading term ratio")
-    ax2.set(yscale="log", xlabel="K", ylabel="consensus / exponential",
-            title="Topology and peers: consensus ratio")
+    ax2.set(yscale="log", xlabel="K", ylabel="consensus / exponential", title="Topology and peers: consensus ratio")
     ax.legend(fontsize=8)
     ax2.legend(fontsize=7)
     return _save(fig, path)
@@ -208,12 +271,19 @@ def iteration_complexity(data, path):
     fig, ax = plt.subplots(figsize=(6, 4))
     for j, T in enumerate(Ts):
         lev = float(np.mean([mean[n, T] for n in ns]))
-        ks = [np.exp(rates.iterations_to(np.log([T2 // n for T2 in Ts]), np.array([mean[n, T2] for T2 in Ts]), lev))
-              for n in ns]
+        ks = [
+            np.exp(rates.iterations_to(np.log([T2 // n for T2 in Ts]), np.array([mean[n, T2] for T2 in Ts]), lev))
+            for n in ns
+        ]
         ax.plot(ns, ks, "o-", color=f"C{j}", label=f"eps = {np.exp(lev):.3g}")
         ax.plot(ns, ks[0] * (np.asarray(ns, float) / ns[0]) ** -1.0, color=f"C{j}", lw=0.6, ls=":")
-    ax.set(xscale="log", yscale="log", xlabel="nodes n", ylabel="iterations K_n(eps)",
-           title="Iterations to a stationarity level (dotted: slope -1)")
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="nodes n",
+        ylabel="iterations K_n(eps)",
+        title="Iterations to a stationarity level (dotted: slope -1)",
+    )
     ax.set_xticks(ns, [str(n) for n in ns])
     ax.minorticks_off()
     ax.legend(fontsize=7)
@@ -247,8 +317,12 @@ def pushsum_weights(data, path):
     ax.plot(w["iterations"], w["weight_min"], label="min_i w_i")
     ax.plot(w["iterations"], w["weight_max"], label="max_i w_i")
     ax.axhline(1.0, color="gray", lw=0.8)
-    ax.set(yscale="log", xlabel="iteration k", ylabel="push-sum weight",
-           title="Push-sum weights, random-peer (column-stochastic)")
+    ax.set(
+        yscale="log",
+        xlabel="iteration k",
+        ylabel="push-sum weight",
+        title="Push-sum weights, random-peer (column-stochastic)",
+    )
     ax.legend(fontsize=8)
     return _save(fig, path)
 
@@ -270,8 +344,12 @@ def mixing_heatmaps(path, n=12):
         Pi16 = mixing.push_matrix(t16, k).toarray() @ Pi16
     rp = graphs.random_peer(n, seed=0)
     R = mixing.push_matrix(rp, 0).toarray()
-    for ax, M, title in ((axes[0], P0, f"$P^{{(0)}}$ exponential n={n}"), (axes[1], Pi, f"period product n={n}"),
-                         (axes[2], Pi16, "period product n=16 (= J/n)"), (axes[3], R, f"$P^{{(0)}}$ random-peer n={n}")):
+    for ax, M, title in (
+        (axes[0], P0, f"$P^{{(0)}}$ exponential n={n}"),
+        (axes[1], Pi, f"period product n={n}"),
+        (axes[2], Pi16, "period product n=16 (= J/n)"),
+        (axes[3], R, f"$P^{{(0)}}$ random-peer n={n}"),
+    ):
         im = ax.imshow(M, cmap="viridis", vmin=0, vmax=max(0.5, M.max()))
         ax.set_title(title, fontsize=9)
         ax.set_xticks([])
@@ -298,8 +376,15 @@ def mixing_constants(data, path, floor=-6.0):
     lo = np.array([r["gap_lyapunov_interval"][0] for r in rows], float)
     hi = np.array([r["gap_lyapunov_interval"][1] for r in rows], float)
     clip = lambda v: np.clip(v, floor, 0.0)  # noqa: E731
-    ax.errorbar(x - 0.2, clip(lyap), yerr=[clip(lyap) - clip(lo), clip(hi) - clip(lyap)], fmt="o", ms=5,
-                capsize=3, label="Lyapunov estimate (95% interval)")
+    ax.errorbar(
+        x - 0.2,
+        clip(lyap),
+        yerr=[clip(lyap) - clip(lo), clip(hi) - clip(lyap)],
+        fmt="o",
+        ms=5,
+        capsize=3,
+        label="Lyapunov estimate (95% interval)",
+    )
     ax.plot(x - 0.1, clip(exact), "s", ms=7, mfc="none", label="exact: period product")
     ax.plot(x, clip(env), "v", ms=6, label="validated envelope q")
     ax.plot(x + 0.1, clip(fit), "x", ms=7, label="fitted q (old)")
@@ -312,8 +397,10 @@ def mixing_constants(data, path, floor=-6.0):
             ax.text(x[i] - 0.1, 0.05, "exact\naverage", ha="center", va="bottom", fontsize=6)
     ax.set_xticks(x, [r["family"] for r in rows], rotation=30, ha="right", fontsize=8)
     ax.set_ylim(floor - 0.2, 0.6)
-    ax.set(ylabel="$\\log_{10}(1 - q)$  (lower = slower)",
-           title=f"Per-step contraction rates, n = {rows[0]['n']} (theory clipped at {floor:g})")
+    ax.set(
+        ylabel="$\\log_{10}(1 - q)$  (lower = slower)",
+        title=f"Per-step contraction rates, n = {rows[0]['n']} (theory clipped at {floor:g})",
+    )
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return _save(fig, path)
 
@@ -337,10 +424,17 @@ def render(name, data, path):
     """Write figure ``name`` (one of :data:`FIGURES`) from experiment ``data`` to ``path``."""
     if name == "mixing_heatmaps":
         return mixing_heatmaps(path)
-    funcs = {"stationarity_vs_K": stationarity_vs_K, "speedup_vs_n": speedup_vs_n, "consensus_vs_K": consensus_vs_K,
-             "delays": delays, "graph_families": graph_families, "pushsum_weights": pushsum_weights,
-             "mixing_constants": mixing_constants, "topologies": topologies,
-             "iteration_complexity": iteration_complexity}
+    funcs = {
+        "stationarity_vs_K": stationarity_vs_K,
+        "speedup_vs_n": speedup_vs_n,
+        "consensus_vs_K": consensus_vs_K,
+        "delays": delays,
+        "graph_families": graph_families,
+        "pushsum_weights": pushsum_weights,
+        "mixing_constants": mixing_constants,
+        "topologies": topologies,
+        "iteration_complexity": iteration_complexity,
+    }
     if name not in funcs:
         raise ValueError(f"figure must be one of {', '.join(FIGURES)}, got {name!r}")
     return funcs[name](data, path)

@@ -73,14 +73,16 @@ class Problem:
 
     def constants(self):
         """The certified constants as a dict (``f_star``: true minimum, or None)."""
-        return {"L": self.L, "sigma2": self.sigma2, "zeta2": self.zeta2, "f_lower": self.f_lower,
-                "f_star": self.f_star}
+        return {"L": self.L, "sigma2": self.sigma2, "zeta2": self.zeta2, "f_lower": self.f_lower, "f_star": self.f_star}
 
     def local_grad(self, z):  # exact gradients of every f_i at z (..., n, d)
         raise NotImplementedError
 
     def __repr__(self):
-        return f"<{self.name}: n={self.n_nodes}, d={self.dim}, L={self.L:.4g}, sigma2={self.sigma2:.4g}, zeta2={self.zeta2:.4g}>"
+        return (
+            f"<{self.name}: n={self.n_nodes}, d={self.dim}, L={self.L:.4g}, sigma2={self.sigma2:.4g}, "
+            f"zeta2={self.zeta2:.4g}>"
+        )
 
 
 def _gaussian_noise(rng, shape, sigma):
@@ -106,8 +108,10 @@ class _LocalPlusNoise(Problem):
         return, from ``rngs[r]`` alone."""
         Z = np.asarray(Z, dtype=float)
         if len(rngs) != Z.shape[0] or out.shape != Z.shape:
-            raise ValueError(f"grad_replicas needs one generator per replica and out shaped like Z {Z.shape}, "
-                             f"got {len(rngs)} generators and out {out.shape}")
+            raise ValueError(
+                f"grad_replicas needs one generator per replica and out shaped like Z {Z.shape}, "
+                f"got {len(rngs)} generators and out {out.shape}"
+            )
         if self.sigma == 0.0:
             return np.add(self.local_grad(Z), 0.0, out=out)  # grad adds the noise 0.0 (so -0.0 becomes 0.0)
         for r, rng in enumerate(rngs):
@@ -215,8 +219,8 @@ class QuadraticCosine(_LocalPlusNoise):
         for j, a in enumerate(self.a):  # set-up only (d 1-D problems)
             if a >= al or al == 0:
                 continue
-            h = lambda t: a * t - al * math.sin(t)  # noqa: E731
-            g = lambda t: a * t * t / 2 + al * math.cos(t)  # noqa: E731
+            h = lambda t, a=a: a * t - al * math.sin(t)  # noqa: E731
+            g = lambda t, a=a: a * t * t / 2 + al * math.cos(t)  # noqa: E731
             R = math.sqrt(4 * al / a) + 1.0
             grid = np.linspace(1e-9, R, 20001)
             hv = a * grid - al * np.sin(grid)
@@ -528,6 +532,7 @@ def by_name(name, n, d, *, seed=0, **kwargs):
     'DoubleWell'
     """
     check_choice("problem", name, PROBLEM_NAMES)
-    cls = {"quadratic-cosine": QuadraticCosine, "nonconvex-logistic": NonconvexLogistic,
-           "double-well": DoubleWell}[name]
+    cls = {"quadratic-cosine": QuadraticCosine, "nonconvex-logistic": NonconvexLogistic, "double-well": DoubleWell}[
+        name
+    ]
     return cls(n, d, seed=seed, **kwargs)

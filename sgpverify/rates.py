@@ -30,8 +30,17 @@ import scipy.stats
 from ._json import jsonable
 from ._validate import check_float
 
-__all__ = ["RateFit", "fit_loglog", "fit_loglinear", "ExponentTest", "test_exponent", "test_limit", "iterations_to", "VERDICTS",
-           "GOF_ALPHA"]
+__all__ = [
+    "RateFit",
+    "fit_loglog",
+    "fit_loglinear",
+    "ExponentTest",
+    "test_exponent",
+    "test_limit",
+    "iterations_to",
+    "VERDICTS",
+    "GOF_ALPHA",
+]
 
 
 def _num(v):
@@ -112,8 +121,7 @@ class RateFit:
         """
         if self.kind != "loglinear":
             raise ValueError(
-                f"kind must be 'loglinear' for rate(), got {self.kind!r} "
-                "(a log-log fit has an exponent: see slope)"
+                f"kind must be 'loglinear' for rate(), got {self.kind!r} (a log-log fit has an exponent: see slope)"
             )
         return math.exp(self.slope)
 
@@ -143,9 +151,7 @@ class RateFit:
             if bad.size:
                 i = np.unravel_index(bad[0], x.shape) if x.ndim else ()
                 idx = f"x[{', '.join(map(str, i))}]" if x.ndim else "x"
-                raise ValueError(
-                    f"x must be positive for a log-log prediction, got {idx} = {_num(x[i])}"
-                )
+                raise ValueError(f"x must be positive for a log-log prediction, got {idx} = {_num(x[i])}")
             return np.exp(self.intercept + self.slope * np.log(x))
         return np.exp(self.intercept + self.slope * x)
 
@@ -194,14 +200,10 @@ def _prepare(x, y, window, confidence, kind):
         raise ValueError(f"x must be finite, got x[{bad[0]}] = {_num(x[bad[0]])}")
     y = np.asarray(y, dtype=float)
     if not ((y.ndim == 1 and y.shape[0] == m) or (y.ndim == 2 and y.shape[1] == m)):
-        raise ValueError(
-            f"y must have shape (m,) or (R, m) with m = len(x) = {m}, got {y.shape}"
-        )
+        raise ValueError(f"y must have shape (m,) or (R, m) with m = len(x) = {m}, got {y.shape}")
     if y.ndim == 2 and y.shape[0] < 1:
         raise ValueError(f"y must have at least 1 replica (row), got shape {y.shape}")
-    confidence = check_float(
-        "confidence", confidence, low=0, high=1, low_open=True, high_open=True
-    )
+    confidence = check_float("confidence", confidence, low=0, high=1, low_open=True, high_open=True)
 
     if window is None:
         lo, hi = -math.inf, math.inf
@@ -215,8 +217,7 @@ def _prepare(x, y, window, confidence, kind):
             ok = False
         if not ok:
             raise ValueError(
-                f"window must be a pair (x_min, x_max) of numbers or None with "
-                f"x_min <= x_max, got {window!r}"
+                f"window must be a pair (x_min, x_max) of numbers or None with x_min <= x_max, got {window!r}"
             )
     mask = (x >= lo) & (x <= hi)
     used = np.flatnonzero(mask)
@@ -224,15 +225,11 @@ def _prepare(x, y, window, confidence, kind):
         raise ValueError(f"window must contain at least 2 points, got {used.size}")
     xs = x[used]
     if np.all(xs == xs[0]):
-        raise ValueError(
-            f"x must take at least 2 distinct values in the window, got 1 (x = {_num(xs[0])})"
-        )
+        raise ValueError(f"x must take at least 2 distinct values in the window, got 1 (x = {_num(xs[0])})")
     if kind == "loglog":
         bad = used[xs <= 0]
         if bad.size:
-            raise ValueError(
-                f"x must be positive for a log-log fit, got x[{bad[0]}] = {_num(x[bad[0]])}"
-            )
+            raise ValueError(f"x must be positive for a log-log fit, got x[{bad[0]}] = {_num(x[bad[0]])}")
 
     Y = y if y.ndim == 2 else y[None, :]
     sub = np.zeros(Y.shape, dtype=bool)
@@ -340,39 +337,39 @@ _NOTES = """
 
 def fit_loglog(x, y, *, window=None, confidence=0.95):
     """Fit ``y ~ c * x**slope`` by least squares on ``(log x, log y)``.
-{params}{notes}
-    Examples
-    --------
-    >>> import numpy as np
-    >>> K = np.array([100.0, 200.0, 400.0, 800.0, 1600.0])
-    >>> fit = fit_loglog(K, 3.0 / np.sqrt(K))          # noise-free power law
-    >>> round(fit.slope, 12), round(float(np.exp(fit.intercept)), 12), fit.method
-    (-0.5, 3.0, 'ols-t')
+    {params}{notes}
+        Examples
+        --------
+        >>> import numpy as np
+        >>> K = np.array([100.0, 200.0, 400.0, 800.0, 1600.0])
+        >>> fit = fit_loglog(K, 3.0 / np.sqrt(K))          # noise-free power law
+        >>> round(fit.slope, 12), round(float(np.exp(fit.intercept)), 12), fit.method
+        (-0.5, 3.0, 'ols-t')
 
-    Replicas, one per row, and a window that drops the transient:
+        Replicas, one per row, and a window that drops the transient:
 
-    >>> rng = np.random.default_rng(0)
-    >>> K = np.geomspace(10, 10_000, 13)
-    >>> y = 3.0 / np.sqrt(K) * np.exp(0.05 * rng.standard_normal((8, K.size)))
-    >>> fit = fit_loglog(K, y, window=(50, None))
-    >>> fit.method, fit.replicas, fit.n_points, fit.contains(-0.5)
-    ('replica-t', 8, 10, True)
+        >>> rng = np.random.default_rng(0)
+        >>> K = np.geomspace(10, 10_000, 13)
+        >>> y = 3.0 / np.sqrt(K) * np.exp(0.05 * rng.standard_normal((8, K.size)))
+        >>> fit = fit_loglog(K, y, window=(50, None))
+        >>> fit.method, fit.replicas, fit.n_points, fit.contains(-0.5)
+        ('replica-t', 8, 10, True)
     """
     return _fit("loglog", x, y, window, confidence)
 
 
 def fit_loglinear(x, y, *, window=None, confidence=0.95):
     """Fit ``y ~ c * rate**x`` by least squares on ``(x, log y)``; ``slope = log(rate)``.
-{params}{notes}
-    Examples
-    --------
-    >>> import numpy as np
-    >>> t = np.arange(0.0, 50.0, 5.0)
-    >>> fit = fit_loglinear(t, 4.0 * 0.9**t)            # geometric decay, q = 0.9
-    >>> round(fit.rate(), 12), round(float(np.exp(fit.intercept)), 12)
-    (0.9, 4.0)
-    >>> fit.window, fit.n_points
-    ((0.0, 45.0), 10)
+    {params}{notes}
+        Examples
+        --------
+        >>> import numpy as np
+        >>> t = np.arange(0.0, 50.0, 5.0)
+        >>> fit = fit_loglinear(t, 4.0 * 0.9**t)            # geometric decay, q = 0.9
+        >>> round(fit.rate(), 12), round(float(np.exp(fit.intercept)), 12)
+        (0.9, 4.0)
+        >>> fit.window, fit.n_points
+        ((0.0, 45.0), 10)
     """
     return _fit("loglinear", x, y, window, confidence)
 
@@ -381,9 +378,7 @@ if fit_loglog.__doc__:  # None under python -OO
     fit_loglog.__doc__ = fit_loglog.__doc__.format(
         params=_PARAMS.format(xreq=" Positive in the window (logs are taken)."), notes=_NOTES
     )
-    fit_loglinear.__doc__ = fit_loglinear.__doc__.format(
-        params=_PARAMS.format(xreq=""), notes=_NOTES
-    )
+    fit_loglinear.__doc__ = fit_loglinear.__doc__.format(params=_PARAMS.format(xreq=""), notes=_NOTES)
 
 
 # ---------------------------------------------------------------- asymptotic exponents
@@ -444,8 +439,10 @@ class ExponentTest:
         return {f.name: jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
     def __str__(self):
-        return (f"exponent {self.exponent:.3f} [{self.ci_low:.3f}, {self.ci_high:.3f}] vs "
-                f"{self.predicted:g} +- {self.delta:g}: {self.verdict} ({self.reason})")
+        return (
+            f"exponent {self.exponent:.3f} [{self.ci_low:.3f}, {self.ci_high:.3f}] vs "
+            f"{self.predicted:g} +- {self.delta:g}: {self.verdict} ({self.reason})"
+        )
 
 
 #: Significance level below which the correction model is rejected.
@@ -535,8 +532,9 @@ def test_exponent(x, y, *, predicted, delta=0.05, omega=0.5, confidence=0.95, bo
     lx, lY = np.log(x), np.log(Y)
     S = np.diff(lY, axis=1) / np.diff(lx)  # (R, m-1) local slopes
     xm = np.exp(0.5 * (lx[1:] + lx[:-1]))
-    return test_limit(xm, S, predicted=predicted, delta=delta, omega=omega, confidence=confidence,
-                      bound_only=bound_only)
+    return test_limit(
+        xm, S, predicted=predicted, delta=delta, omega=omega, confidence=confidence, bound_only=bound_only
+    )
 
 
 def test_limit(x, estimates, *, predicted, delta=0.05, omega=0.5, confidence=0.95, bound_only=False):
@@ -621,30 +619,58 @@ def test_limit(x, estimates, *, predicted, delta=0.05, omega=0.5, confidence=0.9
     gof_bad = gof is not None and gof < GOF_ALPHA
     model_free_fail = not_toward and last_out
     if model_free_fail:
-        verdict, reason = "fail", (f"the estimates ({', '.join(f'{v:.3f}' for v in ls_mean)}) do not approach "
-                                   f"the band and the last one's interval [{last_lo:.3f}, {last_hi:.3f}] lies outside it")
+        verdict, reason = (
+            "fail",
+            (
+                f"the estimates ({', '.join(f'{v:.3f}' for v in ls_mean)}) do not approach "
+                f"the band and the last one's interval [{last_lo:.3f}, {last_hi:.3f}] lies outside it"
+            ),
+        )
     elif gof_bad:
-        verdict, reason = "inconclusive", (f"the correction model {_model(omegas)} does not fit the estimates "
-                                           f"(p = {gof:.2g} < {GOF_ALPHA}); larger x would settle it")
+        verdict, reason = (
+            "inconclusive",
+            (
+                f"the correction model {_model(omegas)} does not fit the estimates "
+                f"(p = {gof:.2g} < {GOF_ALPHA}); larger x would settle it"
+            ),
+        )
     elif lo > band_hi or (not bound_only and hi < band_lo):
         verdict, reason = "fail", f"interval [{lo:.3f}, {hi:.3f}] outside the band [{band_lo:.3f}, {band_hi:.3f}]"
     elif hi - lo > delta:
-        verdict, reason = "inconclusive", (f"interval width {hi - lo:.3f} > delta = {delta:g}; "
-                                           "more replicas or larger x would settle it")
+        verdict, reason = (
+            "inconclusive",
+            (f"interval width {hi - lo:.3f} > delta = {delta:g}; more replicas or larger x would settle it"),
+        )
     elif (lo >= band_lo or bound_only) and hi <= band_hi:
         verdict = "pass"
-        reason = (f"interval [{lo:.3f}, {hi:.3f}] below {band_hi:.3f} (an upper bound)" if bound_only else
-                  f"interval [{lo:.3f}, {hi:.3f}] inside the band [{band_lo:.3f}, {band_hi:.3f}]")
+        reason = (
+            f"interval [{lo:.3f}, {hi:.3f}] below {band_hi:.3f} (an upper bound)"
+            if bound_only
+            else f"interval [{lo:.3f}, {hi:.3f}] inside the band [{band_lo:.3f}, {band_hi:.3f}]"
+        )
     else:
-        verdict, reason = "inconclusive", (f"interval [{lo:.3f}, {hi:.3f}] straddles the band edge; "
-                                           "more replicas or larger x would settle it")
+        verdict, reason = (
+            "inconclusive",
+            (f"interval [{lo:.3f}, {hi:.3f}] straddles the band edge; more replicas or larger x would settle it"),
+        )
     return ExponentTest(
-        exponent=est, ci_low=lo, ci_high=hi, stderr=se, predicted=float(predicted), delta=delta,
+        exponent=est,
+        ci_low=lo,
+        ci_high=hi,
+        stderr=se,
+        predicted=float(predicted),
+        delta=delta,
         omega=omegas[0] if len(omegas) == 1 else omegas,
-        confidence=confidence, local_slopes=tuple(float(v) for v in ls_mean),
-        local_slopes_se=tuple(float(v) for v in ls_se), x_mid=tuple(float(v) for v in xm),
-        correction=float(b.mean()), gof_pvalue=gof, replicas=R, bound_only=bool(bound_only),
-        verdict=verdict, reason=reason,
+        confidence=confidence,
+        local_slopes=tuple(float(v) for v in ls_mean),
+        local_slopes_se=tuple(float(v) for v in ls_se),
+        x_mid=tuple(float(v) for v in xm),
+        correction=float(b.mean()),
+        gof_pvalue=gof,
+        replicas=R,
+        bound_only=bool(bound_only),
+        verdict=verdict,
+        reason=reason,
     )
 
 

@@ -25,13 +25,23 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from . import __version__
 from ._json import jsonable
 from ._validate import read_toml, unknown_key
-from . import __version__
 from .sweep import source_hash
 
-__all__ = ["write_report", "format_table", "manifest", "run_config", "run_configs", "plan_configs", "load_config",
-           "source_hash", "EXPERIMENTS", "SPLITS"]
+__all__ = [
+    "write_report",
+    "format_table",
+    "manifest",
+    "run_config",
+    "run_configs",
+    "plan_configs",
+    "load_config",
+    "source_hash",
+    "EXPERIMENTS",
+    "SPLITS",
+]
 
 
 def _versions():
@@ -47,8 +57,13 @@ def _versions():
 
 
 def manifest(config, seed, extra=None):
-    m = {"config": config.to_dict() if hasattr(config, "to_dict") else config, "seed": seed,
-         "versions": _versions(), "platform": platform.platform(), "cpus": os.cpu_count()}
+    m = {
+        "config": config.to_dict() if hasattr(config, "to_dict") else config,
+        "seed": seed,
+        "versions": _versions(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+    }
     if extra:
         m.update(extra)
     return m
@@ -88,11 +103,16 @@ def summary_line(result):
     parts = [f"{counts['pass']} pass", f"{counts['fail']} fail", f"{counts['inconclusive']} inconclusive"]
     if result.controls:
         missed = [c.name for c in result.checks if c.control and not c.control["detected"]]
-        parts.append(f"controls detected {len(result.checks) - len(missed)}/{len(result.checks)}"
-                     + (f" (NOT: {', '.join(missed)})" if missed else ""))
+        parts.append(
+            f"controls detected {len(result.checks) - len(missed)}/{len(result.checks)}"
+            + (f" (NOT: {', '.join(missed)})" if missed else "")
+        )
     status = result.status
-    word = {0: "all checks pass", 1: "SOME CHECKS FAIL" if any(c.verdict == "fail" for c in result.checks)
-            else "SOME CONTROLS NOT DETECTED", 4: "no check fails, some are INCONCLUSIVE"}[status]
+    word = {
+        0: "all checks pass",
+        1: "SOME CHECKS FAIL" if any(c.verdict == "fail" for c in result.checks) else "SOME CONTROLS NOT DETECTED",
+        4: "no check fails, some are INCONCLUSIVE",
+    }[status]
     return f"{word}: " + ", ".join(parts)
 
 
@@ -118,8 +138,9 @@ def write_report(result, outdir):
         figs = plots.render_all(result.data, tmp)
         (tmp / "data.json").write_text(json.dumps(jsonable(result.data)))
         (tmp / "checks.json").write_text(json.dumps(jsonable(result.to_dict()), indent=1))
-        (tmp / "manifest.json").write_text(json.dumps(jsonable(
-            manifest(result.config, result.seed, {"seconds": result.seconds})), indent=1))
+        (tmp / "manifest.json").write_text(
+            json.dumps(jsonable(manifest(result.config, result.seed, {"seconds": result.seconds})), indent=1)
+        )
         cfg = result.config
         lines = [
             "# sgpverify verification report",
@@ -130,7 +151,9 @@ def write_report(result, outdir):
             "",
             f"Setting: problem `{cfg.to_dict()['problem']}` (n = {cfg.n}, d = {cfg.d}), schedules "
             + ", ".join(f"`{t}`" for t in cfg.to_dict()["topologies"])
-            + f", tau = {cfg.tau}" + (f" ({cfg.delay} delays)" if cfg.tau else "") + f", x0 = {cfg.x0}.",
+            + f", tau = {cfg.tau}"
+            + (f" ({cfg.delay} delays)" if cfg.tau else "")
+            + f", x0 = {cfg.x0}.",
             "",
             "| check | measured | predicted | verdict |" + (" control |" if result.controls else "") + " code |",
             "|---|---|---|---|" + ("---|" if result.controls else "") + "---|",
@@ -147,21 +170,37 @@ def write_report(result, outdir):
         claims = {cl.name: cl for cl in CLAIMS}
         for c in result.checks:
             cl = claims[c.name]
-            lines += [f"### {c.name}", "", f"- verdict: **{c.verdict}**", f"- claim: {cl.statement}",
-                      f"- statistic: {cl.statistic}", f"- measured: {c.measured}", f"- predicted: {c.predicted}",
-                      f"- criterion (fixed in advance): {c.criterion}", f"- detail: {c.detail}",
-                      f"- code: `{c.code}`",
-                      f"- negative control: {cl.control.name}: {cl.control.description}"]
+            lines += [
+                f"### {c.name}",
+                "",
+                f"- verdict: **{c.verdict}**",
+                f"- claim: {cl.statement}",
+                f"- statistic: {cl.statistic}",
+                f"- measured: {c.measured}",
+                f"- predicted: {c.predicted}",
+                f"- criterion (fixed in advance): {c.criterion}",
+                f"- detail: {c.detail}",
+                f"- code: `{c.code}`",
+                f"- negative control: {cl.control.name}: {cl.control.description}",
+            ]
             if c.control is not None:
-                lines.append(f"  - on the control: verdict **{c.control['verdict']}** "
-                             f"({'detected' if c.control['detected'] else 'NOT detected'}); measured "
-                             f"{c.control['measured']}")
+                lines.append(
+                    f"  - on the control: verdict **{c.control['verdict']}** "
+                    f"({'detected' if c.control['detected'] else 'NOT detected'}); measured "
+                    f"{c.control['measured']}"
+                )
             lines.append("")
         lines += ["## Figures", ""]
         for name, path in figs.items():
             lines += [f"### {name}", "", f"![{name}]({Path(path).name})", ""]
-        lines += ["## Files", "", "- `data.json`: raw results of every experiment",
-                  "- `checks.json`: the checks and configuration", "- `manifest.json`: configuration, seed, versions", ""]
+        lines += [
+            "## Files",
+            "",
+            "- `data.json`: raw results of every experiment",
+            "- `checks.json`: the checks and configuration",
+            "- `manifest.json`: configuration, seed, versions",
+            "",
+        ]
         (tmp / "report.md").write_text("\n".join(lines))
         _replace_dir(tmp, outdir)
     except BaseException:
@@ -205,10 +244,19 @@ def _cache_key(exp, cfg, seed):
     from . import sweep
     from .suite import _setting_code
 
-    blob = json.dumps({"experiment": exp, "config": cfg.to_dict(), "seed": seed, "version": __version__,
-                       "source": sweep.source_hash(), "environment": sweep.environment(),
-                       "setting": _setting_code(cfg)},
-                      sort_keys=True, default=list)
+    blob = json.dumps(
+        {
+            "experiment": exp,
+            "config": cfg.to_dict(),
+            "seed": seed,
+            "version": __version__,
+            "source": sweep.source_hash(),
+            "environment": sweep.environment(),
+            "setting": _setting_code(cfg),
+        },
+        sort_keys=True,
+        default=list,
+    )
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -233,8 +281,9 @@ def experiment_unit(exp, cfg, seed):
     if exp == "constants":  # rates and constants side by side (docs/constants.md)
         from .assumptions import constants_table
 
-        return jsonable({"n": cfg.n, "horizon": cfg.mixing_horizon,
-                         "rows": constants_table(cfg.n, cfg.mixing_horizon, seed)})
+        return jsonable(
+            {"n": cfg.n, "horizon": cfg.mixing_horizon, "rows": constants_table(cfg.n, cfg.mixing_horizon, seed)}
+        )
     from . import suite
 
     return jsonable(getattr(suite, f"exp_{exp}")(cfg, seed))
@@ -251,8 +300,9 @@ def split_config(exp, cfg):
     out = []
     for combo in itertools.product(*(range(len(getattr(cfg, f))) for f in fields)):
         over = {f: (getattr(cfg, f)[j],) for f, j in zip(fields, combo)}
-        label = ", ".join(f"{f}={labels[j] if f == 'topologies' else getattr(cfg, f)[j]}"
-                          for f, j in zip(fields, combo))
+        label = ", ".join(
+            f"{f}={labels[j] if f == 'topologies' else getattr(cfg, f)[j]}" for f, j in zip(fields, combo)
+        )
         out.append((label, dataclasses.replace(cfg, **over)))
     return out
 
@@ -272,8 +322,10 @@ def _merge(parts, where):
         keys = list(dict.fromkeys(k for p in parts for k in p))
         return {k: _merge([p[k] for p in parts if k in p], f"{where}.{k}") for k in keys}
     if any(p != first for p in parts):
-        raise RuntimeError(f"the units of experiment {where.split('.')[0]} disagree on {where}: it does not "
-                           f"split into independent units (see sgpverify.report.SPLITS)")
+        raise RuntimeError(
+            f"the units of experiment {where.split('.')[0]} disagree on {where}: it does not "
+            f"split into independent units (see sgpverify.report.SPLITS)"
+        )
     return first
 
 
@@ -314,16 +366,25 @@ def plan_configs(paths, cache_dir=".sgpverify-cache"):
         for label, sub in parts:
             key = None
             if setting is not None:
-                key = unit_key({"kind": "run", "experiment": exp, "config": sub.to_dict(), "setting": setting,
-                                "seed": seed})
+                key = unit_key(
+                    {"kind": "run", "experiment": exp, "config": sub.to_dict(), "setting": setting, "seed": seed}
+                )
             name = f"{Path(path).name}: {exp}" + (f" [{label}]" if label else "")
             units.append(Unit(name, experiment_unit, (exp, sub, seed), key))
         planned.append(PlannedConfig(Path(path), exp, cfg, seed, figures, cfile, hit, parts, units))
     return planned
 
 
-def run_configs(paths, out="docs/figures", cache_dir=".sgpverify-cache", workers=1, scheduler=None, progress=None,
-                planned=None, option_names=("workers", "scheduler")):
+def run_configs(
+    paths,
+    out="docs/figures",
+    cache_dir=".sgpverify-cache",
+    workers=1,
+    scheduler=None,
+    progress=None,
+    planned=None,
+    option_names=("workers", "scheduler"),
+):
     """Run (or load from the cache) experiment configs and write their figures.
 
     The units of every config (:data:`SPLITS`) run together on ``workers``
@@ -342,14 +403,21 @@ def run_configs(paths, out="docs/figures", cache_dir=".sgpverify-cache", workers
     units = [u for p in planned for u in p.units]
     store = UnitCache(cache_dir) if cache_dir is not None else None
     files = sorted({f for p in planned if p.units for f in _upload_files(p.config)})
-    done = run_units(units, workers=workers, scheduler=scheduler, cache=store, progress=progress, files=files,
-                     option_names=option_names)
+    done = run_units(
+        units,
+        workers=workers,
+        scheduler=scheduler,
+        cache=store,
+        progress=progress,
+        files=files,
+        option_names=option_names,
+    )
     outs = []
     for p in planned:
         if p.hit:
             result = json.loads(p.cache_file.read_text())
         else:
-            mine, done = done[: len(p.units)], done[len(p.units):]
+            mine, done = done[: len(p.units)], done[len(p.units) :]
             result = merge_units(p.experiment, p.config, mine)
             if p.cache_file is not None:
                 p.cache_file.parent.mkdir(parents=True, exist_ok=True)
@@ -367,5 +435,4 @@ def run_config(path, out="docs/figures", cache_dir=".sgpverify-cache", progress=
 
     Returns ``(result_dict, figure_paths, cache_hit)``.
     """
-    return run_configs([path], out=out, cache_dir=cache_dir, workers=workers, scheduler=scheduler,
-                       progress=progress)[0]
+    return run_configs([path], out=out, cache_dir=cache_dir, workers=workers, scheduler=scheduler, progress=progress)[0]

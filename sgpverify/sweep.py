@@ -38,8 +38,16 @@ from pathlib import Path
 from . import __version__
 from .errors import ClusterError, WorkerDiedError
 
-__all__ = ["Unit", "UnitCache", "unit_key", "code_fingerprint", "run_units", "environment", "source_hash",
-           "CONNECT_TIMEOUT"]
+__all__ = [
+    "Unit",
+    "UnitCache",
+    "unit_key",
+    "code_fingerprint",
+    "run_units",
+    "environment",
+    "source_hash",
+    "CONNECT_TIMEOUT",
+]
 
 #: Seconds allowed to connect to a dask scheduler (and for it to have a worker).
 CONNECT_TIMEOUT = 10.0
@@ -84,9 +92,15 @@ def environment():
     import scipy
     import sympy
 
-    return {"sgpverify": __version__, "source": source_hash(), "python": platform.python_version(),
-            "numpy": numpy.__version__, "scipy": scipy.__version__, "networkx": networkx.__version__,
-            "sympy": sympy.__version__}
+    return {
+        "sgpverify": __version__,
+        "source": source_hash(),
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "scipy": scipy.__version__,
+        "networkx": networkx.__version__,
+        "sympy": sympy.__version__,
+    }
 
 
 def unit_key(identity):
@@ -95,8 +109,9 @@ def unit_key(identity):
     The identity must hold everything the unit's result depends on besides the
     code: configuration, seed, experiment, variant.
     """
-    blob = json.dumps({"format": 1, "environment": environment(), "unit": identity}, sort_keys=True,
-                      default=_json_default)
+    blob = json.dumps(
+        {"format": 1, "environment": environment(), "unit": identity}, sort_keys=True, default=_json_default
+    )
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
@@ -190,8 +205,17 @@ def _dump(obj, f):
 # ---------------------------------------------------------------- running
 
 
-def run_units(units, *, workers=1, scheduler=None, cache=None, progress=None, files=(),
-              timeout=CONNECT_TIMEOUT, option_names=("workers", "scheduler")):
+def run_units(
+    units,
+    *,
+    workers=1,
+    scheduler=None,
+    cache=None,
+    progress=None,
+    files=(),
+    timeout=CONNECT_TIMEOUT,
+    option_names=("workers", "scheduler"),
+):
     """Run ``units`` and return their results, in the order of ``units``.
 
     Parameters
@@ -233,8 +257,10 @@ def run_units(units, *, workers=1, scheduler=None, cache=None, progress=None, fi
     wname, sname = option_names
     workers = check_int(wname, workers, min_value=1)
     if scheduler is not None and workers > 1:
-        raise ValueError(f"{wname} and {sname} are exclusive (the cluster has its own workers), got "
-                         f"{wname} = {workers} and {sname} = {scheduler!r}")
+        raise ValueError(
+            f"{wname} and {sname} are exclusive (the cluster has its own workers), got "
+            f"{wname} = {workers} and {sname} = {scheduler!r}"
+        )
     results = {}
     for i, u in enumerate(units):
         if cache is not None:
@@ -296,8 +322,9 @@ def _worker(conn):
         try:
             conn.send(out)
         except Exception:  # an unpicklable result or exception
-            conn.send((i, False, RuntimeError(f"unit result could not be sent back: {out[2]!r}"),
-                       traceback.format_exc()))
+            conn.send(
+                (i, False, RuntimeError(f"unit result could not be sent back: {out[2]!r}"), traceback.format_exc())
+            )
 
 
 _BLAS_THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
@@ -334,7 +361,7 @@ def _run_local(units, todo, done, workers):
         failure = None
 
         def assign():
-            for w, (p, conn) in enumerate(procs):
+            for w, (_proc, conn) in enumerate(procs):
                 if w not in busy and queue and not dead and failure is None:
                     i = queue.pop(0)
                     conn.send((i, units[i].fn, units[i].args))
@@ -364,7 +391,7 @@ def _run_local(units, todo, done, workers):
                     done(i, value)
                 elif failure is None:
                     if tb:
-                        value.__cause__ = _RemoteTraceback(f"\n\"\"\"\n{tb}\"\"\"")
+                        value.__cause__ = _RemoteTraceback(f'\n"""\n{tb}"""')
                     failure = (i, value)
             assign()  # units still running finish (and are cached) before an error is raised
         if dead:
@@ -372,13 +399,15 @@ def _run_local(units, todo, done, workers):
             how = f"exit code {code}" if code is None or code >= 0 else f"killed by signal {-code}"
             raise WorkerDiedError(
                 f"a worker process died while running unit {units[i].name} ({how}); the units that finished "
-                f"are cached: rerun to resume", unit=units[i].name)
+                f"are cached: rerun to resume",
+                unit=units[i].name,
+            )
         if failure is not None:
             i, exc = failure
             exc.add_note(f"(in unit {units[i].name})")
             raise exc
     finally:
-        for p, conn in procs:
+        for _proc, conn in procs:
             try:
                 conn.send(None)
             except (OSError, ValueError):
@@ -398,8 +427,10 @@ def _import_distributed(sname, scheduler):
     try:
         import distributed
     except ImportError:
-        raise ClusterError(f"{sname} needs dask.distributed, which is not installed: pip install "
-                           f"'sgpverify[cluster]' (got {sname} = {scheduler!r})") from None
+        raise ClusterError(
+            f"{sname} needs dask.distributed, which is not installed: pip install "
+            f"'sgpverify[cluster]' (got {sname} = {scheduler!r})"
+        ) from None
     return distributed
 
 
@@ -411,8 +442,10 @@ def connect(scheduler, timeout=CONNECT_TIMEOUT, sname="scheduler"):
     distributed = _import_distributed(sname, scheduler)
     if isinstance(scheduler, distributed.Client):
         return scheduler, False
-    bad = (f"{sname} must be the address of a running dask scheduler, e.g. tcp://HOST:8786 "
-           f"(start one with `dask scheduler`), got {scheduler!r}")
+    bad = (
+        f"{sname} must be the address of a running dask scheduler, e.g. tcp://HOST:8786 "
+        f"(start one with `dask scheduler`), got {scheduler!r}"
+    )
     if not isinstance(scheduler, str) or not scheduler.strip():
         raise ClusterError(bad)
     from distributed.comm import registry
@@ -441,8 +474,9 @@ def connect(scheduler, timeout=CONNECT_TIMEOUT, sname="scheduler"):
         client.wait_for_workers(1, timeout=timeout)
     except Exception:
         client.close()
-        raise ClusterError(f"{sname} {scheduler!r} has no worker after {timeout:g} s: start one with "
-                           f"`dask worker {scheduler}`") from None
+        raise ClusterError(
+            f"{sname} {scheduler!r} has no worker after {timeout:g} s: start one with `dask worker {scheduler}`"
+        ) from None
     return client, True
 
 
@@ -486,14 +520,18 @@ def _check_workers(client, sname, scheduler):
     try:
         theirs = client.run(environment)
     except Exception as exc:
-        raise ClusterError(f"{sname} {scheduler!r}: the workers could not run sgpverify ({_reason(exc)}); install "
-                           f"the same sgpverify on every worker") from None
+        raise ClusterError(
+            f"{sname} {scheduler!r}: the workers could not run sgpverify ({_reason(exc)}); install "
+            f"the same sgpverify on every worker"
+        ) from None
     for addr, env in theirs.items():
         diff = [f"{k} {env.get(k)} (here {v})" for k, v in here.items() if env.get(k) != v]
         if diff:
-            raise ClusterError(f"{sname} {scheduler!r}: worker {addr} runs other code or libraries than this "
-                               f"process: {', '.join(diff)}; install the same sgpverify (and versions) on every "
-                               f"worker")
+            raise ClusterError(
+                f"{sname} {scheduler!r}: worker {addr} runs other code or libraries than this "
+                f"process: {', '.join(diff)}; install the same sgpverify (and versions) on every "
+                f"worker"
+            )
 
 
 def _run_dask(units, todo, done, scheduler, files, timeout, sname):
@@ -519,7 +557,9 @@ def _run_dask(units, todo, done, scheduler, files, timeout, sname):
                 except distributed.KilledWorker as exc:
                     raise WorkerDiedError(
                         f"a dask worker died while running unit {units[i].name} ({_reason(exc)}); the units that "
-                        f"finished are cached: rerun to resume", unit=units[i].name) from None
+                        f"finished are cached: rerun to resume",
+                        unit=units[i].name,
+                    ) from None
                 except BaseException as exc:
                     if isinstance(exc, Exception):
                         exc.add_note(f"(in unit {units[i].name})")

@@ -162,8 +162,12 @@ def test_exponential_period_product_not_exact_otherwise(n, lam):
 
 
 def test_measured_q_within_theory_for_regular_families():
-    for topo in [graphs.exponential(12), graphs.torus(3, 4), graphs.ring(10, bidirectional=True),
-                 graphs.bipartite_exponential(10)]:
+    for topo in [
+        graphs.exponential(12),
+        graphs.torus(3, 4),
+        graphs.ring(10, bidirectional=True),
+        graphs.bipartite_exponential(10),
+    ]:
         r = sv.check_mixing(topo, horizon=120)
         assert r.doubly_stochastic
         assert r.q <= r.q_theory * (1 + 1e-5), topo.name
@@ -172,8 +176,8 @@ def test_measured_q_within_theory_for_regular_families():
 def test_theory_constants_nedic_olshevsky_form():
     # general case: 1 - q = 1 - (1 - N^(-NB))^(1/B) ~ N^(-NB) / B
     q, C, delta, gap = assumptions.theory_constants(3, 2, doubly_stochastic=False)
-    assert delta == pytest.approx(3.0 ** -6)
-    assert q == pytest.approx((1 - 3.0 ** -6) ** 0.5, rel=1e-15)
+    assert delta == pytest.approx(3.0**-6)
+    assert q == pytest.approx((1 - 3.0**-6) ** 0.5, rel=1e-15)
     assert gap == pytest.approx(math.log10(1 - q), rel=1e-9)
     assert C == 4.0
     # astronomically small gaps are still reported exactly in log10
@@ -286,8 +290,20 @@ def test_report_to_dict_is_json_ready():
 
     r = sv.check_mixing(graphs.exponential(8), horizon=12)
     d = json.loads(json.dumps(r.to_dict()))
-    for key in ["column_stochastic", "nonnegative", "min_positive_entry", "B", "diameter", "q", "C",
-                "q_theory", "C_theory", "weight_min", "period", "period_product_error"]:
+    for key in [
+        "column_stochastic",
+        "nonnegative",
+        "min_positive_entry",
+        "B",
+        "diameter",
+        "q",
+        "C",
+        "q_theory",
+        "C_theory",
+        "weight_min",
+        "period",
+        "period_product_error",
+    ]:
         assert key in d
     assert d["B"] == 3 and d["passed"] is True
 
@@ -367,7 +383,7 @@ def _dense_dev_long(S, n_real, starts, length):
     return dev
 
 
-@pytest.mark.parametrize("tau, expected", [(1, 0.45106 ** 0.25), (2, 0.8578)])
+@pytest.mark.parametrize("tau, expected", [(1, 0.45106**0.25), (2, 0.8578)])
 def test_exact_rate_is_period_product_root_with_fixed_delays(tau, expected):
     topo = graphs.exponential(16)
     ref = _second_modulus_root(_dense_period_product(topo, tau), topo.period)
@@ -391,8 +407,9 @@ def test_exact_rate_is_period_product_root_with_fixed_delays(tau, expected):
     assert r.q_fit < r.q_exact and r.q_fit_below_true
 
 
-@pytest.mark.parametrize("topo", [graphs.exponential(12), graphs.exponential(24, peers=2), graphs.ring(9)],
-                         ids=lambda t: t.name)
+@pytest.mark.parametrize(
+    "topo", [graphs.exponential(12), graphs.exponential(24, peers=2), graphs.ring(9)], ids=lambda t: t.name
+)
 def test_exact_rate_circulant_dense_and_arpack_agree(topo):
     ref = _second_modulus_root(_dense_period_product(topo, 0), topo.period)
     fft = assumptions.exact_rate(topo)
@@ -454,8 +471,11 @@ def test_lyapunov_rate_agrees_with_independent_estimates(kind, kw, issue_value):
     assert a.log10_gap == pytest.approx(math.log10(1 - a.rate), rel=1e-12)
 
 
-@pytest.mark.parametrize("topo, tau", [(graphs.exponential(16), 1), (graphs.exponential(12), 0),
-                                       (graphs.torus(4, 4), 0), (graphs.ring(8), 2)], ids=str)
+@pytest.mark.parametrize(
+    "topo, tau",
+    [(graphs.exponential(16), 1), (graphs.exponential(12), 0), (graphs.torus(4, 4), 0), (graphs.ring(8), 2)],
+    ids=str,
+)
 def test_lyapunov_rate_of_periodic_schedule_is_exact_rate(topo, tau):
     ex = assumptions.exact_rate(topo, tau=tau).rate
     ly = assumptions.lyapunov_rate(topo, tau=tau, steps=2000)
@@ -493,8 +513,9 @@ def test_envelope_smallest_C_and_validation_controls():
     assert 0 < q0 < 1 and assumptions.validate_envelope([1.0, 0.5, 0.25], C0, q0) <= 1 + 1e-12
 
 
-@pytest.mark.parametrize("kind, tau, horizon", [("exponential", 2, 10), ("random-peer", 0, 6), ("ring-bidir", 0, 20),
-                                               ("exponential", 1, 6)])
+@pytest.mark.parametrize(
+    "kind, tau, horizon", [("exponential", 2, 10), ("random-peer", 0, 6), ("ring-bidir", 0, 20), ("exponential", 1, 6)]
+)
 def test_fit_on_short_window_fails_validation_envelope_does_not(kind, tau, horizon):
     r = sv.check_mixing(graphs.by_name(kind, 16, seed=0), tau=tau, horizon=horizon, lyapunov_steps=400)
     assert r.fit_envelope_worst_ratio > 1.5  # negative control detected
@@ -520,8 +541,9 @@ def test_deviation_series_matches_contraction_inside_the_horizon():
     assert len(long) > len(inside) and np.all(long[: len(inside)] >= inside)
 
 
-@pytest.mark.parametrize("name", ["exponential", "exponential-bidir", "ring-bidir", "torus", "hypercube",
-                                  "random-peer", "erdos-renyi"])
+@pytest.mark.parametrize(
+    "name", ["exponential", "exponential-bidir", "ring-bidir", "torus", "hypercube", "random-peer", "erdos-renyi"]
+)
 def test_every_family_envelope_holds_and_q_at_least_true_rate(name):
     r = sv.check_mixing(graphs.by_name(name, 16, seed=0), horizon=100, lyapunov_steps=1000)
     true = r.q_exact if r.q_exact is not None else r.q_lyapunov_interval[1]
@@ -607,7 +629,8 @@ def test_nedic_olshevsky_constants_and_hypotheses():
     r1 = sv.check_mixing(graphs.random_peer(8, seed=0), tau=2, horizon=30, lyapunov_steps=200)
     assert r1.positive_self_weights  # real nodes keep their share ...
     assert r1.nedic_olshevsky_outside == [
-        "positive diagonal: the delay-augmented matrices have a zero diagonal on their 16 buffer rows"]
+        "positive diagonal: the delay-augmented matrices have a zero diagonal on their 16 buffer rows"
+    ]
     S = mixing.mixing_schedule(graphs.random_peer(8, seed=0), tau=2)
     assert np.all(S.matrix(0).diagonal()[8:] == 0)  # ... the buffers do not
     r2 = sv.check_mixing(np.array([[0.0, 0.3], [1.0, 0.7]]), horizon=5, lyapunov_steps=50)
@@ -629,12 +652,35 @@ def test_new_fields_in_json_and_cli():
 
     from sgpverify import cli
 
-    names = ["q_exact", "q_lyapunov", "q_lyapunov_interval", "C", "q", "q_source", "C_fit", "q_fit",
-             "q_fit_window", "envelope_worst_ratio", "fit_envelope_worst_ratio", "one_over_one_minus_q",
-             "one_over_one_minus_q_fit", "weight_min", "delta_theory", "weight_floor_ok", "q_theory_log10_gap",
-             "q_true_log10_gap", "q_theory_valid", "envelope_horizon", "envelope_reaches_floor",
-             "envelope_horizon_over_fit", "envelope_horizon_ok", "threshold_log10", "threshold_fit_log10",
-             "threshold_theory_log10", "nedic_olshevsky_outside"]
+    names = [
+        "q_exact",
+        "q_lyapunov",
+        "q_lyapunov_interval",
+        "C",
+        "q",
+        "q_source",
+        "C_fit",
+        "q_fit",
+        "q_fit_window",
+        "envelope_worst_ratio",
+        "fit_envelope_worst_ratio",
+        "one_over_one_minus_q",
+        "one_over_one_minus_q_fit",
+        "weight_min",
+        "delta_theory",
+        "weight_floor_ok",
+        "q_theory_log10_gap",
+        "q_true_log10_gap",
+        "q_theory_valid",
+        "envelope_horizon",
+        "envelope_reaches_floor",
+        "envelope_horizon_over_fit",
+        "envelope_horizon_ok",
+        "threshold_log10",
+        "threshold_fit_log10",
+        "threshold_theory_log10",
+        "nedic_olshevsky_outside",
+    ]
     out = io.StringIO()
     status = cli.main(["mixing", "--topology", "exponential", "--nodes", "16", "--tau", "1", "--json"], out=out)
     d = json.loads(out.getvalue())
@@ -662,8 +708,9 @@ def test_constants_experiment_runs_and_plots(tmp_path):
     from sgpverify import report
 
     cfg = tmp_path / "constants.toml"
-    cfg.write_text('experiment = "constants"\nseed = 0\nfigures = ["mixing_constants"]\n\n'
-                   "[config]\nn = 8\nmixing_horizon = 30\n")
+    cfg.write_text(
+        'experiment = "constants"\nseed = 0\nfigures = ["mixing_constants"]\n\n[config]\nn = 8\nmixing_horizon = 30\n'
+    )
     result, paths, hit = report.run_config(cfg, out=tmp_path / "fig", cache_dir=tmp_path / "cache")
     assert not hit and paths["mixing_constants"].endswith("mixing_constants.png")
     rows = result["rows"]
@@ -686,7 +733,10 @@ def test_effective_step_predicts_the_engine_amplification():
         tr = sv.simulate(prob, topo, step_size=gamma, n_iter=300, seed=0)
         w = sv.check_mixing(topo, horizon=300, lyapunov_steps=200).weight_min
         assert w == pytest.approx(float(np.min(tr.weight_min)), rel=1e-9)
-        out[topo.name.split("(")[0]] = (float(np.asarray(tr.consensus)[-1]), assumptions.effective_step(gamma, w, prob.L))
+        out[topo.name.split("(")[0]] = (
+            float(np.asarray(tr.consensus)[-1]),
+            assumptions.effective_step(gamma, w, prob.L),
+        )
     (c_exp, e_exp), (c_rp, e_rp) = out["exponential"], out["random-peer"]
     assert e_exp.ok and not e_rp.ok
     assert c_rp > 100 * c_exp
@@ -743,7 +793,14 @@ def test_bounded_edge_cache_changes_nothing(monkeypatch, topo):
 def test_default_columns_fit_the_block_budget(monkeypatch):
     # all columns up to 512 rows, then 256, then as many as the budget holds (at least 16)
     assert [assumptions.default_columns(N) for N in (1, 512, 513, 131072, 131073, 10**6, 10**9)] == [
-        1, 512, 256, 256, 255, 33, 16]
+        1,
+        512,
+        256,
+        256,
+        255,
+        33,
+        16,
+    ]
     for N in (513, 4096, 131072, 200_000, 10**6):
         m = assumptions.default_columns(N)
         assert 8 * N * m <= max(assumptions.CONTRACTION_BLOCK_BYTES, 8 * N * 16)

@@ -73,9 +73,10 @@ def _complexity_data(speedup_exponent, R=16, seed=0, noise=0.01, correction=3.0)
     for n in ns:
         for T in Ts:
             K = T // n
-            S = 2.0 * n ** speedup_exponent * K ** -0.5 * (1 + correction * K ** -0.5)
-            runs.append({"n": n, "budget": T, "K": K,
-                         "stationarity": (S * np.exp(noise * rng.standard_normal(R))).tolist()})
+            S = 2.0 * n**speedup_exponent * K**-0.5 * (1 + correction * K**-0.5)
+            runs.append(
+                {"n": n, "budget": T, "K": K, "stationarity": (S * np.exp(noise * rng.standard_normal(R))).tolist()}
+            )
     return {"complexity": {"ns": ns, "budgets": Ts, "runs": runs}}
 
 
@@ -107,7 +108,7 @@ def _scaling_data(A=1.0, B=9.0, offset=0.0, cross=0.0, R=16, seed=0):
         runs = []
         for j, K in enumerate(Ks):
             g2 = 16 / K
-            c = g2 * (A * sn**2 + B * sh**2 + cross * sn * sh) * (1 + K ** -0.5) + offset
+            c = g2 * (A * sn**2 + B * sh**2 + cross * sn * sh) * (1 + K**-0.5) + offset
             own = 0.001 * rng.standard_normal(R)  # the part of the noise not shared by the paired runs
             runs.append({"K": K, "consensus": (c * np.exp(eps[:, j] + own)).tolist()})
         settings[name] = {"runs": runs}
@@ -134,16 +135,22 @@ def _topology_data(ratio_inf=1.0, cons=(1.0, 0.5, 20.0, 0.2), S2=(2.5, 2.0, 18.0
     rng = np.random.default_rng(seed)
     Ks = list(CFG.topology_Ks)
     labels = ["exponential", "exponential, 2 peers", "ring-bidir", "erdos-renyi"]
-    base = np.exp(0.3 * rng.standard_normal((R, 1))) * np.array([K ** -0.5 for K in Ks])
+    base = np.exp(0.3 * rng.standard_normal((R, 1))) * np.array([K**-0.5 for K in Ks])
     out = {}
     for i, lab in enumerate(labels):
         r_inf = 1.0 if i == 0 else ratio_inf
-        st = base * np.array([r_inf * (1 + (3.0 if i == 2 else 0.1) * K ** -0.5) for K in Ks])
+        st = base * np.array([r_inf * (1 + (3.0 if i == 2 else 0.1) * K**-0.5) for K in Ks])
         st = st * np.exp(0.003 * rng.standard_normal(st.shape))
         cs = base * cons[i] / np.sqrt(Ks) * np.exp(0.003 * rng.standard_normal(st.shape))
-        out[lab] = {"S2": S2[i], "q": 0.5, "q_exact": None, "q_lyapunov": 0.5 - 0.1 * i,
-                    "runs": [{"K": K, "stationarity": st[:, j].tolist(), "consensus": cs[:, j].tolist()}
-                             for j, K in enumerate(Ks)]}
+        out[lab] = {
+            "S2": S2[i],
+            "q": 0.5,
+            "q_exact": None,
+            "q_lyapunov": 0.5 - 0.1 * i,
+            "runs": [
+                {"K": K, "stationarity": st[:, j].tolist(), "consensus": cs[:, j].tolist()} for j, K in enumerate(Ks)
+            ],
+        }
     return {"topologies": {"reference": labels[0], "more_peers": labels[1], "schedules": out}}
 
 
@@ -166,17 +173,20 @@ def test_topology_and_peer_checks_on_synthetic_ratios():
 # ---------------------------------------------------------------- configuration
 
 
-@pytest.mark.parametrize("field, value, message", [
-    ("topology_Ks", (512, 256, 1024, 2048), "topology_Ks"),
-    ("scaling_Ks", (256,), "scaling_Ks"),
-    ("complexity_ns", (4,), "complexity_ns"),
-    ("complexity_budgets", (4096, 8192, 16384, 32768, 5), "complexity_budgets"),
-    ("scaling_factor", 1.0, "scaling_factor"),
-    ("scaling_factor", -2.0, "scaling_factor"),
-    ("compare_topologies", ("ring", "nosuch"), "nosuch"),
-    ("topology_replicas", 1, "topology_replicas"),
-    ("taus", (1, 2), "taus"),
-])
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("topology_Ks", (512, 256, 1024, 2048), "topology_Ks"),
+        ("scaling_Ks", (256,), "scaling_Ks"),
+        ("complexity_ns", (4,), "complexity_ns"),
+        ("complexity_budgets", (4096, 8192, 16384, 32768, 5), "complexity_budgets"),
+        ("scaling_factor", 1.0, "scaling_factor"),
+        ("scaling_factor", -2.0, "scaling_factor"),
+        ("compare_topologies", ("ring", "nosuch"), "nosuch"),
+        ("topology_replicas", 1, "topology_replicas"),
+        ("taus", (1, 2), "taus"),
+    ],
+)
 def test_new_settings_are_validated(field, value, message):
     cfg = suite.dataclasses.replace(CFG, **{field: value})
     with pytest.raises(ValueError, match=message):

@@ -11,8 +11,18 @@ import pytest
 from sgpverify.cli import main
 
 REPORT_KEYS = [
-    "column_stochastic", "nonnegative", "min_positive_entry", "B", "diameter", "q", "C",
-    "q_theory", "C_theory", "weight_min", "period", "period_product_error",
+    "column_stochastic",
+    "nonnegative",
+    "min_positive_entry",
+    "B",
+    "diameter",
+    "q",
+    "C",
+    "q_theory",
+    "C_theory",
+    "weight_min",
+    "period",
+    "period_product_error",
 ]
 
 
@@ -38,8 +48,24 @@ def test_mixing_table_mentions_measured_values():
 
 
 def test_mixing_with_delays_and_faults():
-    code, out, err = run(["mixing", "--topology", "random-peer", "--nodes", "8", "--tau", "2", "--delay",
-                          "random", "--drop-prob", "0.2", "--horizon", "60", "--json"])
+    code, out, err = run(
+        [
+            "mixing",
+            "--topology",
+            "random-peer",
+            "--nodes",
+            "8",
+            "--tau",
+            "2",
+            "--delay",
+            "random",
+            "--drop-prob",
+            "0.2",
+            "--horizon",
+            "60",
+            "--json",
+        ]
+    )
     assert code == 0, err
     d = json.loads(out)
     assert d["rows"] == 24 and d["tau"] == 2 and d["column_stochastic"]
@@ -70,14 +96,20 @@ def test_violation_exits_1(tmp_path):
     "argv, message",
     [
         (["mixing", "--topology", "exponential", "--nodes", "0"], "nodes must be an integer >= 1, got 0"),
-        (["mixing", "--topology", "exponential", "--nodes", "8", "--peers", "8"], "peers must be an integer in [1, nodes - 1]"),
+        (
+            ["mixing", "--topology", "exponential", "--nodes", "8", "--peers", "8"],
+            "peers must be an integer in [1, nodes - 1]",
+        ),
         (["mixing", "--topology", "ring", "--nodes", "8", "--tau", "-1"], "tau must be an integer >= 0, got -1"),
         (["mixing", "--topology", "bogus", "--nodes", "8"], "invalid choice: 'bogus'"),
         (["mixing", "--topology", "ring"], "--nodes is required"),
         (["mixing", "--topology", "ring", "--nodes", "x"], "invalid int value: 'x'"),
         (["mixing", "--topology", "hypercube", "--nodes", "6"], "nodes must be a power of two for a hypercube, got 6"),
         (["mixing", "--topology", "ring", "--nodes", "4", "--horizon", "0"], "horizon must be an integer >= 1, got 0"),
-        (["mixing", "--topology", "ring", "--nodes", "4", "--drop-prob", "2"], "p must be a number in [0.0, 1.0], got 2.0"),
+        (
+            ["mixing", "--topology", "ring", "--nodes", "4", "--drop-prob", "2"],
+            "p must be a number in [0.0, 1.0], got 2.0",
+        ),
         (["mixing", "--matrix", "/nonexistent.csv"], "--matrix must name an existing file"),
         (["nonsense"], "invalid choice"),
     ],
@@ -106,16 +138,40 @@ def test_bad_matrix_file(tmp_path, rows, message):
 
 
 def test_console_script_runs_without_traceback():
-    proc = subprocess.run([sys.executable, "-m", "sgpverify.cli", "mixing", "--topology", "ring", "--nodes", "-3"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "sgpverify.cli", "mixing", "--topology", "ring", "--nodes", "-3"],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2
     assert proc.stderr.strip() == "sgpverify mixing: error: nodes must be an integer >= 1, got -3"
 
 
 def test_simulate_json_has_final_values_and_series():
-    code, out, err = run(["simulate", "--problem", "quadratic-cosine", "--topology", "random-peer", "--nodes", "8",
-                          "--dim", "3", "--iters", "50", "--step-size", "0.1", "--tau", "1", "--delay", "random",
-                          "--record-every", "10", "--json"])
+    code, out, err = run(
+        [
+            "simulate",
+            "--problem",
+            "quadratic-cosine",
+            "--topology",
+            "random-peer",
+            "--nodes",
+            "8",
+            "--dim",
+            "3",
+            "--iters",
+            "50",
+            "--step-size",
+            "0.1",
+            "--tau",
+            "1",
+            "--delay",
+            "random",
+            "--record-every",
+            "10",
+            "--json",
+        ]
+    )
     assert code == 0, err
     d = json.loads(out)
     for k in ["consensus", "grad_norm_sq", "value", "mass_error", "weight_error"]:
@@ -126,8 +182,25 @@ def test_simulate_json_has_final_values_and_series():
 
 def test_simulate_table_and_baselines():
     for alg in ["sgp", "dpsgd", "allreduce", "local-sgd"]:
-        code, out, err = run(["simulate", "--problem", "double-well", "--topology", "ring-bidir", "--nodes", "6",
-                              "--dim", "2", "--iters", "20", "--step-size", "0.1", "--algorithm", alg])
+        code, out, err = run(
+            [
+                "simulate",
+                "--problem",
+                "double-well",
+                "--topology",
+                "ring-bidir",
+                "--nodes",
+                "6",
+                "--dim",
+                "2",
+                "--iters",
+                "20",
+                "--step-size",
+                "0.1",
+                "--algorithm",
+                alg,
+            ]
+        )
         assert code == 0, err
         assert "consensus" in out and alg in out
 

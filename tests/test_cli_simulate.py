@@ -47,8 +47,21 @@ def test_message_loss_shows_in_the_mass_error():
 
 
 def test_effective_step_warning_is_one_line():
-    argv = ["simulate", "--problem", "quadratic-cosine", "--nodes", "16", "--dim", "3", "--iters", "200",
-            "--topology", "random-peer", "--step-size", "0.1"]
+    argv = [
+        "simulate",
+        "--problem",
+        "quadratic-cosine",
+        "--nodes",
+        "16",
+        "--dim",
+        "3",
+        "--iters",
+        "200",
+        "--topology",
+        "random-peer",
+        "--step-size",
+        "0.1",
+    ]
     code, out, err = run(argv)
     assert code == 0
     assert err.startswith("sgpverify simulate: warning: effective step step_size / w_min = ")

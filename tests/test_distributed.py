@@ -27,8 +27,17 @@ EPS = np.finfo(float).eps
 
 @needs_torch
 def test_sync_sgp_equals_simulator():
-    cfg = D.RunConfig(nproc=4, iters=40, algorithm="sgp", topology="random-peer", problem="quadratic-cosine",
-                      step_size=0.05, seed=3, x0_spread=1.0, timeout=60)
+    cfg = D.RunConfig(
+        nproc=4,
+        iters=40,
+        algorithm="sgp",
+        topology="random-peer",
+        problem="quadratic-cosine",
+        step_size=0.05,
+        seed=3,
+        x0_spread=1.0,
+        timeout=60,
+    )
     res = D.launch(cfg)
     chk = D.check_against_simulator(res)
     # same arithmetic in the same order: equal to round-off (here, bit for bit)
@@ -39,9 +48,20 @@ def test_sync_sgp_equals_simulator():
 
 @needs_torch
 def test_osgp_real_asynchrony_conserves_mass_and_reaches_consensus():
-    cfg = D.RunConfig(nproc=4, iters=150, algorithm="osgp", tau=1, topology="exponential",
-                      problem="quadratic-cosine", step_size=0.05, seed=1, x0_spread=4.0, timeout=60,
-                      slow_links=((1, 2), (1, 3), (1, 0)), link_delay=0.002)
+    cfg = D.RunConfig(
+        nproc=4,
+        iters=150,
+        algorithm="osgp",
+        tau=1,
+        topology="exponential",
+        problem="quadratic-cosine",
+        step_size=0.05,
+        seed=1,
+        x0_spread=4.0,
+        timeout=60,
+        slow_links=((1, 2), (1, 3), (1, 0)),
+        link_delay=0.002,
+    )
     res = D.launch(cfg)
     chk = D.check_against_simulator(res)
     scale = 1 + np.abs(res.x).max() * cfg.nproc
@@ -70,8 +90,7 @@ def test_module_wrapper_matches_allreduce_accuracy():
 def test_dead_peer_gives_clear_error_without_orphans():
     import torch.multiprocessing as mp
 
-    cfg = D.RunConfig(nproc=4, iters=200, algorithm="sgp", topology="exponential", fail_rank=2, fail_at=5,
-                      timeout=20)
+    cfg = D.RunConfig(nproc=4, iters=200, algorithm="sgp", topology="exponential", fail_rank=2, fail_at=5, timeout=20)
     t = time.perf_counter()
     with pytest.raises(D.DistributedError, match="rank 2 died"):
         D.launch(cfg)

@@ -126,8 +126,9 @@ def test_engine_equals_per_node_message_loop(kw):
 def test_mass_and_weight_conserved_with_delays_and_send_before_step(topo, tau, delay, seed, before):
     prob = Noisy(topo.n, 3)
     K = 15
-    tr = sv.simulate(prob, topo, step_size=0.2, n_iter=K, x0=np.ones(3), tau=tau, delay=delay, seed=seed,
-                     send_before_step=before)
+    tr = sv.simulate(
+        prob, topo, step_size=0.2, n_iter=K, x0=np.ones(3), tau=tau, delay=delay, seed=seed, send_before_step=before
+    )
     # round-off in the scale of the applied steps gamma * (noise + c |z|): on
     # schedules that are not strongly connected a node that never receives has
     # w -> 0 and z = x / w grows geometrically, and so does the scale
@@ -281,8 +282,14 @@ def _periodic_source(kind, n):
     if kind == "bipartite":
         return graphs.bipartite_exponential(n)
     # not regular: weights move even without delays
-    return graphs.PeriodicTopology(n, [[[0, 1], [0, 2], [1, 3], [3, 0], [2, 4], [4, 5], [5, 0]],
-                                       [[1, 0], [2, 1], [3, 2], [4, 3], [5, 4], [0, 5], [0, 3]]], name="irregular")
+    return graphs.PeriodicTopology(
+        n,
+        [
+            [[0, 1], [0, 2], [1, 3], [3, 0], [2, 4], [4, 5], [5, 0]],
+            [[1, 0], [2, 1], [3, 2], [4, 3], [5, 4], [0, 5], [0, 3]],
+        ],
+        name="irregular",
+    )
 
 
 @pytest.mark.parametrize("kind", ["exponential", "bipartite", "irregular"])
@@ -330,8 +337,9 @@ def test_explicit_matrices_equal_augmented_recursion(tau, delay, before):
         delay = np.random.default_rng(5).integers(0, tau + 1, size=(n, n))
     prob = Noisy(n, d)
     x0 = np.random.default_rng(2).normal(size=(n, d))
-    tr = sv.simulate(prob, mats, step_size=gamma, n_iter=K, x0=x0, tau=tau, delay=delay, seed=4,
-                     send_before_step=before)
+    tr = sv.simulate(
+        prob, mats, step_size=gamma, n_iter=K, x0=x0, tau=tau, delay=delay, seed=4, send_before_step=before
+    )
     S = mixing.mixing_schedule(mats, tau=tau, delay=delay, seed=4)
     Xt, wt = dense_augmented(prob, S, K, gamma, x0, seed=4, send_before_step=before)
     scale = np.abs(Xt).max() + 1
@@ -348,8 +356,9 @@ def test_explicit_matrices_equal_augmented_recursion(tau, delay, before):
         order = np.random.default_rng(0).permutation(len(r))
         r, c, v = r[order], c[order], W[r[order], c[order]]
         coo.append(sparse.coo_array((np.concatenate([v / 2, v / 2]), (np.tile(r, 2), np.tile(c, 2))), shape=(n, n)))
-    tr2 = sv.simulate(prob, coo, step_size=gamma, n_iter=K, x0=x0, tau=tau, delay=delay, seed=4,
-                      send_before_step=before)
+    tr2 = sv.simulate(
+        prob, coo, step_size=gamma, n_iter=K, x0=x0, tau=tau, delay=delay, seed=4, send_before_step=before
+    )
     assert np.allclose(tr2.x, tr.x, rtol=0, atol=64 * EPS * K * scale)
 
 
@@ -490,8 +499,9 @@ FAULTS = (None, "link-failures", "stragglers", "message-loss")
     seed=st.integers(0, 2**31),
     before=st.booleans(),
 )
-def test_mass_and_weight_conserved(topo, fault, tau, delay, algorithm, momentum, nesterov, replicas, record_every,
-                                   seed, before):
+def test_mass_and_weight_conserved(
+    topo, fault, tau, delay, algorithm, momentum, nesterov, replicas, record_every, seed, before
+):
     from hypothesis import event
 
     n = topo.n
@@ -512,9 +522,22 @@ def test_mass_and_weight_conserved(topo, fault, tau, delay, algorithm, momentum,
     prob = Noisy(n, 3)
     K = 15
     try:
-        tr = sv.simulate(prob, topo, step_size=0.2, n_iter=K, x0=np.ones(3), tau=tau, delay=delay, seed=seed,
-                         send_before_step=before, algorithm=algorithm, momentum=momentum, nesterov=nesterov,
-                         replicas=replicas, record_every=record_every)
+        tr = sv.simulate(
+            prob,
+            topo,
+            step_size=0.2,
+            n_iter=K,
+            x0=np.ones(3),
+            tau=tau,
+            delay=delay,
+            seed=seed,
+            send_before_step=before,
+            algorithm=algorithm,
+            momentum=momentum,
+            nesterov=nesterov,
+            replicas=replicas,
+            record_every=record_every,
+        )
     except sv.MixingAssumptionError as exc:
         # a weight underflowed: only allowed when the schedule really is not strongly connected
         import re
@@ -626,8 +649,11 @@ def test_divergence_names_the_actual_iteration(algorithm):
 def test_divergence_without_mass_tracking_names_the_record_interval():
     prob = problems.QuadraticCosine(4, 2, sigma=0.0, seed=0)
     kw = dict(step_size=50.0, n_iter=400, x0=np.ones(2), track_mass=False)
-    with pytest.raises(sv.SimulationDivergedError, match=r"not finite at iteration (\d+) \(first seen at this record; "
-                                                         r"finite at iteration \d+\)"):
+    with pytest.raises(
+        sv.SimulationDivergedError,
+        match=r"not finite at iteration (\d+) \(first seen at this record; "
+        r"finite at iteration \d+\)",
+    ):
         sv.simulate(prob, graphs.ring(4), record_every=50, **kw)
 
 
@@ -635,8 +661,11 @@ def test_disconnected_schedule_is_reported_before_the_numbers_explode():
     # node 0 sends but receives nothing: not strongly connected
     topo = graphs.PeriodicTopology(4, [[[0, 1], [1, 2], [2, 3], [3, 1]]], name="deaf-0")
     prob = problems.QuadraticCosine(4, 2, sigma=0.1, seed=0)
-    with pytest.raises(sv.MixingAssumptionError, match=r"not strongly connected over its period .*node\(s\) \[0\] "
-                                                        r"receive nothing; the push-sum weight of node 0 fell to") as exc:
+    with pytest.raises(
+        sv.MixingAssumptionError,
+        match=r"not strongly connected over its period .*node\(s\) \[0\] "
+        r"receive nothing; the push-sum weight of node 0 fell to",
+    ) as exc:
         sv.simulate(prob, topo, step_size=0.01, n_iter=2000)
     import re
 
@@ -655,8 +684,11 @@ def test_divergence_under_small_weights_names_the_effective_step():
     # message loss drains every weight: the step on z = x / w grows until the run blows up
     prob = problems.QuadraticCosine(16, 3, sigma=0.1, seed=0)
     topo = graphs.with_message_loss(graphs.exponential(16), 0.05, seed=0)
-    with pytest.raises(sv.SimulationDivergedError, match=r"effective step step_size / w_min = \S+ with push-sum "
-                                                         r"weights down to \S+; problem L = 1.5"):
+    with pytest.raises(
+        sv.SimulationDivergedError,
+        match=r"effective step step_size / w_min = \S+ with push-sum "
+        r"weights down to \S+; problem L = 1.5",
+    ):
         sv.simulate(prob, topo, step_size=0.1, n_iter=2000, x0=np.ones(3))
 
 
@@ -710,12 +742,17 @@ def test_seed_none_is_recorded_and_repeats_bit_for_bit():
 def test_unclear_inputs_get_one_line_errors():
     prob = problems.QuadraticCosine(4, 3)
     args = dict(step_size=0.1, n_iter=3)
-    with pytest.raises(ValueError, match=r"^delay must be a per-link delay matrix of shape \(4, 4\) for 4 nodes, "
-                                         r"got shape \(3, 3\)$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^delay must be a per-link delay matrix of shape \(4, 4\) for 4 nodes, "
+        r"got shape \(3, 3\)$",
+    ):
         sv.simulate(prob, graphs.ring(4), tau=1, delay=np.ones((3, 3), dtype=int), **args)
     with pytest.raises(ValueError, match=r"delay must be a per-link delay matrix of shape \(4, 4\)"):
         mixing.mixing_schedule(graphs.ring(4), tau=1, delay=np.ones((3, 3), dtype=int))
-    with pytest.raises(TypeError, match=r"^x0 must be a numeric array of shape \(3,\) or \(4, 3\), got \['a', 'b', 'c'\]$"):
+    with pytest.raises(
+        TypeError, match=r"^x0 must be a numeric array of shape \(3,\) or \(4, 3\), got \['a', 'b', 'c'\]$"
+    ):
         sv.simulate(prob, graphs.ring(4), x0=["a", "b", "c"], **args)
 
 
@@ -750,8 +787,17 @@ def test_deferred_records_equal_per_node_reference(monkeypatch, kw, record_every
     monkeypatch.setattr(engine, "_DEFER_ELEMS", 4 * n * R * d + 5)  # chunks of 4 records
     prob = RecordingNoisy(n, d)
     tr = sv.simulate(prob, topo, **args)
-    ref = reference_sgp(Noisy(n, d), topo, step_size=0.1, n_iter=K, x0=np.linspace(-1, 1, d), seed=4,
-                        tau=kw.get("tau", 0), delay=kw.get("delay", "fixed"), record_every=record_every)["series"]
+    ref = reference_sgp(
+        Noisy(n, d),
+        topo,
+        step_size=0.1,
+        n_iter=K,
+        x0=np.linspace(-1, 1, d),
+        seed=4,
+        tau=kw.get("tau", 0),
+        delay=kw.get("delay", "fixed"),
+        record_every=record_every,
+    )["series"]
     assert np.array_equal(tr.iterations, ref["iterations"])
     tol = 1e3 * EPS
     for key in ("consensus", "grad_norm_sq", "value", "weight_min", "weight_max"):
@@ -864,10 +910,18 @@ def test_replica_grads_is_used_only_where_grad_is_the_one_it_was_written_for():
     "make, per, topo, kw",
     [
         (problems.QuadraticCosine, _PerReplicaQC, lambda: graphs.exponential(16), dict(replicas=8)),
-        (problems.QuadraticCosine, _PerReplicaQC, lambda: graphs.random_peer(16, seed=1),
-         dict(replicas=8, tau=2, delay="random")),
-        (problems.QuadraticCosine, _PerReplicaQC, lambda: graphs.random_peer(16, seed=1),
-         dict(replicas=3, momentum=0.9, debias=False)),
+        (
+            problems.QuadraticCosine,
+            _PerReplicaQC,
+            lambda: graphs.random_peer(16, seed=1),
+            dict(replicas=8, tau=2, delay="random"),
+        ),
+        (
+            problems.QuadraticCosine,
+            _PerReplicaQC,
+            lambda: graphs.random_peer(16, seed=1),
+            dict(replicas=3, momentum=0.9, debias=False),
+        ),
         (problems.DoubleWell, _PerReplicaDW, lambda: graphs.ring(8), dict(replicas=5, algorithm="dpsgd")),
     ],
     ids=["exponential", "delays", "momentum-no-debias", "doublewell-dpsgd"],

@@ -15,7 +15,8 @@ import networkx as nx
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sgpverify import graphs, mixing
 from sgpverify.testing import strategies as sgst
@@ -108,9 +109,7 @@ def msg_names(msg, name, value):
 def with_faults(draw, kind):
     base = draw(sgst.topologies(min_n=1, max_n=64, faults=False))
     if kind == "link-failures":
-        return graphs.with_link_failures(
-            base, draw(st.floats(0.0, 1.0)), seed=draw(st.integers(0, 2**32 - 1))
-        )
+        return graphs.with_link_failures(base, draw(st.floats(0.0, 1.0)), seed=draw(st.integers(0, 2**32 - 1)))
     nodes = draw(st.lists(st.integers(0, base.n - 1), max_size=4))
     return graphs.with_stragglers(base, nodes, every=draw(st.integers(1, 5)))
 
@@ -193,9 +192,7 @@ RANDOM_FACTORIES = {
     "erdos-renyi": lambda n, s: graphs.erdos_renyi(n, 0.5, seed=s),
     "random-peer": lambda n, s: graphs.random_peer(n, seed=s),
     "link-failures": lambda n, s: graphs.with_link_failures(graphs.complete(n), 0.5, seed=s),
-    "schedule": lambda n, s: graphs.schedule(
-        [(graphs.exponential(n), 2), graphs.random_peer(n, seed=s)]
-    ),
+    "schedule": lambda n, s: graphs.schedule([(graphs.exponential(n), 2), graphs.random_peer(n, seed=s)]),
     "stragglers": lambda n, s: graphs.with_stragglers(graphs.random_peer(n, seed=s), [0], every=2),
     "relabelled": lambda n, s: graphs.erdos_renyi(n, 0.5, seed=s).relabel(np.arange(n)[::-1]),
 }
@@ -233,8 +230,7 @@ def test_random_topology_without_seed_is_fixed_once():
 # --------------------------------------------------------------------------
 
 
-@given(topo=sgst.topologies(max_n=40, faults=False), p=st.floats(0.0, 1.0),
-       seed=st.integers(0, 2**32 - 1), k=steps_k)
+@given(topo=sgst.topologies(max_n=40, faults=False), p=st.floats(0.0, 1.0), seed=st.integers(0, 2**32 - 1), k=steps_k)
 def test_link_failures_drop_a_subset(topo, p, seed, k):
     t = graphs.with_link_failures(topo, p, seed=seed)
     base = set(as_pairs(topo.edges(k)))
@@ -498,25 +494,19 @@ BAD_INPUTS = [
     ("torus(0, 3)", lambda: graphs.torus(0, 3), ValueError, "rows", "0"),
     ("torus(3, 0)", lambda: graphs.torus(3, 0), ValueError, "cols", "0"),
     ("random_peer seed", lambda: graphs.random_peer(5, seed=-1), ValueError, "seed", "-1"),
-    ("with_stragglers every=0",
-     lambda: graphs.with_stragglers(graphs.ring(4), [0], every=0), ValueError, "every", "0"),
-    ("with_stragglers node 7",
-     lambda: graphs.with_stragglers(graphs.ring(4), [7], every=1), ValueError, "nodes", "7"),
-    ("with_link_failures p=2",
-     lambda: graphs.with_link_failures(graphs.ring(4), 2.0), ValueError, "p", "2.0"),
+    ("with_stragglers every=0", lambda: graphs.with_stragglers(graphs.ring(4), [0], every=0), ValueError, "every", "0"),
+    ("with_stragglers node 7", lambda: graphs.with_stragglers(graphs.ring(4), [7], every=1), ValueError, "nodes", "7"),
+    ("with_link_failures p=2", lambda: graphs.with_link_failures(graphs.ring(4), 2.0), ValueError, "p", "2.0"),
     ("from_networkx(empty)", lambda: graphs.from_networkx(nx.Graph()), ValueError, "graph", "0"),
     ("from_networkx(list)", lambda: graphs.from_networkx([(0, 1)]), TypeError, "graph", "list"),
     ("edges(-1)", lambda: graphs.ring(3).edges(-1), ValueError, "k", "-1"),
     ("edges(1.0)", lambda: graphs.ring(3).edges(1.0), TypeError, "k", "1.0"),
     ("schedule([])", lambda: graphs.schedule([]), ValueError, "parts", "0"),
-    ("schedule mixed n",
-     lambda: graphs.schedule([graphs.ring(3), graphs.ring(4)]), ValueError, "parts", "4"),
+    ("schedule mixed n", lambda: graphs.schedule([graphs.ring(3), graphs.ring(4)]), ValueError, "parts", "4"),
 ]
 
 
-@pytest.mark.parametrize(
-    "call, exc, name, value", [b[1:] for b in BAD_INPUTS], ids=[b[0] for b in BAD_INPUTS]
-)
+@pytest.mark.parametrize("call, exc, name, value", [b[1:] for b in BAD_INPUTS], ids=[b[0] for b in BAD_INPUTS])
 def test_bad_input_messages(call, exc, name, value):
     with pytest.raises(exc) as info:
         call()
@@ -540,7 +530,7 @@ def test_exponential_zero_exact_message():
 
 def _book(kind, n, peers=1):
     m = 0
-    while 2 ** m <= n - 1:
+    while 2**m <= n - 1:
         m += 1
     if kind == "npeer":  # NPeerDynamicDirectedExponentialGraph
         out, i = [], 0
@@ -549,9 +539,9 @@ def _book(kind, n, peers=1):
             i += 1
         return [o % n for o in out]
     if kind == "directed":  # DynamicDirectedExponentialGraph: +2^i, -2^i
-        return [s * 2 ** i % n for i in range(m) for s in (1, -1)]
+        return [s * 2**i % n for i in range(m) for s in (1, -1)]
     if kind == "bipartite":  # DynamicBipartiteExponentialGraph: +-1, +-(1 + 2^i)
-        return [s * (1 if i == 0 else 1 + 2 ** i) % n for i in range(m) for s in (1, -1)]
+        return [s * (1 if i == 0 else 1 + 2**i) % n for i in range(m) for s in (1, -1)]
     if kind == "ring":  # RingGraph
         return [1 % n, -1 % n]
     raise AssertionError(kind)
@@ -642,8 +632,11 @@ def test_message_loss_topology():
     assert not graphs.with_message_loss(base, 0.0, seed=0).lost(3).any()
     assert t.loses_messages and not base.loses_messages and not base.lost(0).any()
     # wrappers keep the mask aligned with their edges
-    for w in (graphs.with_link_failures(t, 0.3, seed=1), graphs.with_stragglers(t, [0, 2], every=2),
-              graphs.schedule([t, base])):
+    for w in (
+        graphs.with_link_failures(t, 0.3, seed=1),
+        graphs.with_stragglers(t, [0, 2], every=2),
+        graphs.schedule([t, base]),
+    ):
         for k in range(4):
             assert w.lost(k).shape == (len(w.edges(k)),)
     with pytest.raises(ValueError, match="p must be a number in"):

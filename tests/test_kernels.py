@@ -42,8 +42,12 @@ def _splits(n, seed):
     and >= 3, empty) and CSR matrices from a schedule."""
     rng = np.random.default_rng(seed)
     out = []
-    for topo in (graphs.random_peer(n, seed=seed), graphs.exponential(n, peers=2),
-                 graphs.erdos_renyi(n, 0.4, seed=seed), graphs.star(n)):
+    for topo in (
+        graphs.random_peer(n, seed=seed),
+        graphs.exponential(n, peers=2),
+        graphs.erdos_renyi(n, 0.4, seed=seed),
+        graphs.star(n),
+    ):
         mixer = engine._Mixer(mixing.mixing_schedule(topo), 0, None, topology=topo)
         out.append((topo.name, mixer.step(int(rng.integers(0, 50)))[1]))
     # a schedule's matrices (CSR by receiver, not from a topology)
@@ -93,8 +97,8 @@ def test_regrouping_by_receiver_is_stable_and_complete():
     ptr, s, v = _kernels.Step(n).rows(n, (src, dst, vals))
     for i in range(n):
         sel = dst == i  # the edges into i, in edge order (senders ascending)
-        assert np.array_equal(s[ptr[i]:ptr[i + 1]], src[sel])
-        assert np.array_equal(v[ptr[i]:ptr[i + 1]], vals[sel])
+        assert np.array_equal(s[ptr[i] : ptr[i + 1]], src[sel])
+        assert np.array_equal(v[ptr[i] : ptr[i + 1]], vals[sel])
 
 
 def _fields(tr):
@@ -112,8 +116,13 @@ CASES = [
     ("small-rp-R1", 12, 3, lambda n: graphs.random_peer(n, seed=1), dict()),
     ("small-er-nomass", 12, 3, lambda n: graphs.erdos_renyi(n, 0.3, seed=2), dict(track_mass=False, replicas=2)),
     ("small-matrices", 12, 5, lambda n: mixing.mixing_schedule(graphs.random_peer(n, seed=4)), dict(replicas=2)),
-    ("small-mom-states", 12, 5, lambda n: graphs.random_peer(n, seed=1),
-     dict(momentum=0.9, nesterov=True, record_states=True, replicas=2)),
+    (
+        "small-mom-states",
+        12,
+        5,
+        lambda n: graphs.random_peer(n, seed=1),
+        dict(momentum=0.9, nesterov=True, record_states=True, replicas=2),
+    ),
     ("small-nodebias", 12, 5, lambda n: graphs.random_peer(n, seed=1), dict(debias=False)),
     ("big-rp", 64, 4200, lambda n: graphs.random_peer(n, seed=1), dict(replicas=2, n_iter=6)),
     ("big-exp2", 64, 4200, lambda n: graphs.exponential(n, peers=2), dict(n_iter=6)),
@@ -121,18 +130,32 @@ CASES = [
     ("big-nodebias", 64, 4200, lambda n: graphs.random_peer(n, seed=1), dict(debias=False, n_iter=6)),
     ("big-matrices", 64, 4200, lambda n: mixing.mixing_schedule(graphs.random_peer(n, seed=4)), dict(n_iter=6)),
     # message loss: the steps that lose a message take the numpy path, the others the kernel
-    ("big-loss", 64, 4200, lambda n: graphs.with_message_loss(graphs.random_peer(n, seed=1), 0.01, seed=3),
-     dict(n_iter=12, record_every=5)),
-    ("small-loss", 16, 10, lambda n: graphs.with_message_loss(graphs.random_peer(n, seed=1), 0.03, seed=3),
-     dict(n_iter=30, replicas=2)),
+    (
+        "big-loss",
+        64,
+        4200,
+        lambda n: graphs.with_message_loss(graphs.random_peer(n, seed=1), 0.01, seed=3),
+        dict(n_iter=12, record_every=5),
+    ),
+    (
+        "small-loss",
+        16,
+        10,
+        lambda n: graphs.with_message_loss(graphs.random_peer(n, seed=1), 0.03, seed=3),
+        dict(n_iter=30, replicas=2),
+    ),
     # tau-OSGP: the delayed step (random delays, fixed delays on a cached period,
     # with message loss on some steps, large arrays, large n)
-    ("small-rp-tau2-random", 16, 10, lambda n: graphs.random_peer(n, seed=1),
-     dict(replicas=8, tau=2, delay="random")),
+    ("small-rp-tau2-random", 16, 10, lambda n: graphs.random_peer(n, seed=1), dict(replicas=8, tau=2, delay="random")),
     ("small-exp-tau1-fixed", 12, 3, lambda n: graphs.exponential(n), dict(replicas=2, tau=1, delay="fixed")),
     ("small-exp2-tau4-random-R1", 12, 3, lambda n: graphs.exponential(n, peers=2), dict(tau=4, delay="random")),
-    ("small-loss-tau2", 16, 10, lambda n: graphs.with_message_loss(graphs.random_peer(n, seed=1), 0.03, seed=3),
-     dict(n_iter=30, replicas=2, tau=2, delay="random")),
+    (
+        "small-loss-tau2",
+        16,
+        10,
+        lambda n: graphs.with_message_loss(graphs.random_peer(n, seed=1), 0.03, seed=3),
+        dict(n_iter=30, replicas=2, tau=2, delay="random"),
+    ),
     ("small-nodebias-tau2", 12, 5, lambda n: graphs.random_peer(n, seed=1), dict(debias=False, tau=2, delay="random")),
     ("big-rp-tau2", 64, 4200, lambda n: graphs.random_peer(n, seed=1), dict(n_iter=6, tau=2, delay="random")),
     ("largen-rp-tau1", 70000, 4, lambda n: graphs.random_peer(n, seed=1), dict(n_iter=5, tau=1, delay="random")),
@@ -184,8 +207,11 @@ def test_bad_kernel_setting_names_the_variable_and_value(monkeypatch):
         sv.simulate(sv.problems.QuadraticCosine(4, 2, seed=0), graphs.exponential(4), step_size=0.1, n_iter=2)
 
 
-@pytest.mark.parametrize("make", [lambda: sv.problems.QuadraticCosine(6, 7, seed=1),
-                                  lambda: sv.problems.DoubleWell(6, 7, seed=1)], ids=["quadcos", "doublewell"])
+@pytest.mark.parametrize(
+    "make",
+    [lambda: sv.problems.QuadraticCosine(6, 7, seed=1), lambda: sv.problems.DoubleWell(6, 7, seed=1)],
+    ids=["quadcos", "doublewell"],
+)
 def test_batch_metrics_problems_give_row_by_row_bits(make):
     # the promise behind Problem.batch_metrics: a stacked call equals one call per row
     prob = make()
@@ -239,8 +265,10 @@ def test_cli_names_a_bad_kernel_setting_before_any_work(monkeypatch, tmp_path, c
 
     monkeypatch.setenv("SGPVERIFY_KERNELS", "bogus")
     out = tmp_path / "out"
-    assert main(["verify", "--quick", "--only", "mass-conservation", "--no-cache", "--no-progress",
-                 "--out", str(out)]) == 2
+    assert (
+        main(["verify", "--quick", "--only", "mass-conservation", "--no-cache", "--no-progress", "--out", str(out)])
+        == 2
+    )
     assert "SGPVERIFY_KERNELS must be 'auto', 'numba' or 'numpy', got 'bogus'" in capsys.readouterr().err
     assert not out.exists()  # nothing half-written
 

@@ -13,7 +13,8 @@ import re
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sgpverify import graphs, mixing
 from sgpverify.testing import strategies as sgst
@@ -174,8 +175,11 @@ def test_check_column_stochastic_rejects_non_square(P, shape):
         mixing.check_column_stochastic(P)
 
 
-@given(P=sgst.column_stochastic_matrices(max_n=10, positive_diagonal=False), data=st.data(),
-       bad=st.sampled_from([np.nan, np.inf, -np.inf]))
+@given(
+    P=sgst.column_stochastic_matrices(max_n=10, positive_diagonal=False),
+    data=st.data(),
+    bad=st.sampled_from([np.nan, np.inf, -np.inf]),
+)
 def test_check_column_stochastic_rejects_non_finite_naming_entry(P, data, bad):
     n = P.shape[0]
     r, c = data.draw(st.integers(0, n - 1)), data.draw(st.integers(0, n - 1))
@@ -278,24 +282,18 @@ def test_augment_ignores_delay_diagonal_and_reads_sparse_missing_as_zero(pd, dat
     Dsub = np.where(keep, D, 0)
     rows, cols = np.nonzero(keep & (D > 0))
     Dsp = sp.coo_array((D[rows, cols], (rows, cols)), shape=(n, n))
-    np.testing.assert_array_equal(
-        mixing.augment(P, Dsp, tau).toarray(), mixing.augment(P, Dsub, tau).toarray()
-    )
+    np.testing.assert_array_equal(mixing.augment(P, Dsp, tau).toarray(), mixing.augment(P, Dsub, tau).toarray())
     # no delays at all: None and the empty sparse matrix mean zero everywhere
     zero = mixing.augment(P, np.zeros((n, n), dtype=int), tau).toarray()
     np.testing.assert_array_equal(mixing.augment(P, None, tau).toarray(), zero)
-    np.testing.assert_array_equal(
-        mixing.augment(P, sp.csr_array((n, n), dtype=np.int64), tau).toarray(), zero
-    )
+    np.testing.assert_array_equal(mixing.augment(P, sp.csr_array((n, n), dtype=np.int64), tau).toarray(), zero)
 
 
 def test_augment_tau0_is_P_and_docstring_example():
     P = np.array([[0.5, 0.5], [0.5, 0.5]])
     np.testing.assert_array_equal(mixing.augment(P, None, 0).toarray(), P)
     A = mixing.augment(P, np.array([[0, 1], [0, 0]]), tau=1).toarray()
-    np.testing.assert_array_equal(
-        A, [[0.5, 0, 1, 0], [0.5, 0.5, 0, 1], [0, 0.5, 0, 0], [0, 0, 0, 0]]
-    )
+    np.testing.assert_array_equal(A, [[0.5, 0, 1, 0], [0.5, 0.5, 0, 1], [0, 0.5, 0, 0], [0, 0, 0, 0]])
 
 
 @pytest.mark.parametrize(
@@ -445,8 +443,7 @@ def _run_key_check(topo, tau, delay_kind, steps, seed, d=3, gamma=0.1):
         rtol = 64 * EPS * (k + 1)
         xs = max(1.0, np.abs(X).max())
         np.testing.assert_allclose(X[:n], x_dir, rtol=0, atol=rtol * xs, err_msg=f"x, step {k}")
-        np.testing.assert_allclose(w[:n], w_dir, rtol=0, atol=rtol * max(1.0, w.max()),
-                                   err_msg=f"w, step {k}")
+        np.testing.assert_allclose(w[:n], w_dir, rtol=0, atol=rtol * max(1.0, w.max()), err_msg=f"w, step {k}")
         # buffer r holds exactly the messages that arrive r steps from now
         assert all(k + 2 <= a <= k + 1 + tau for a in queue)
         for r in range(1, tau + 1):
@@ -492,9 +489,7 @@ def test_augmented_recursion_equals_direct_delayed_simulation(topo_kind, delay_k
     seed=st.integers(0, 2**31),
 )
 def test_augmented_recursion_equals_direct_simulation_property(n, kind, tau, delay_kind, seed):
-    topo = graphs.random_peer(n, seed=seed) if kind == "random-peer" else graphs.erdos_renyi(
-        n, 0.5, seed=seed
-    )
+    topo = graphs.random_peer(n, seed=seed) if kind == "random-peer" else graphs.erdos_renyi(n, 0.5, seed=seed)
     _run_key_check(topo, tau, delay_kind, steps=10, seed=seed)
 
 

@@ -26,7 +26,8 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from sgpverify import problems
@@ -51,7 +52,9 @@ FACTORIES = {
     # alpha < a_max: mildly nonconvex
     "qc": lambda: QuadraticCosine(n=5, d=4, alpha=0.7, heterogeneity=1.3, sigma=0.3, a_min=0.2, a_max=1.5, seed=3),
     # alpha > a_max: the ripple dominates, many local minima
-    "qc-ripple": lambda: QuadraticCosine(n=3, d=6, alpha=3.0, heterogeneity=0.4, sigma=1.0, a_min=0.05, a_max=0.5, seed=4),
+    "qc-ripple": lambda: QuadraticCosine(
+        n=3, d=6, alpha=3.0, heterogeneity=0.4, sigma=1.0, a_min=0.05, a_max=0.5, seed=4
+    ),
     # r = beta/s^2 = 3.125: L = 1 + 2 r e^{-3/2} (attained at t = sqrt(3) s)
     "dw": lambda: DoubleWell(n=5, d=4, beta=2.0, s=0.8, heterogeneity=0.6, sigma=0.25, seed=1),
     # r = 12.2: L = |1 - r| (attained at t = 0)
@@ -358,7 +361,9 @@ def test_zeta2_bounds_heterogeneity(kind, data):
 def test_zeta2_exact_from_the_definition(kind):
     """zeta2 = (1/n) sum ||A b_i||^2 or (1/n) sum ||c_i||^2, from the stored data."""
     p = make(kind)
-    ref = np.mean(np.sum((p.a * p.b) ** 2, axis=1)) if isinstance(p, QuadraticCosine) else np.mean(np.sum(p.c**2, axis=1))
+    ref = (
+        np.mean(np.sum((p.a * p.b) ** 2, axis=1)) if isinstance(p, QuadraticCosine) else np.mean(np.sum(p.c**2, axis=1))
+    )
     assert p.zeta2 == pytest.approx(ref, rel=4 * p.dim * EPS)
     assert p.zeta2 > 0  # heterogeneity > 0 in these fixtures: the check is not vacuous
 
@@ -530,7 +535,9 @@ def node_labels(p, i):
 
 
 @pytest.mark.parametrize("split", ["label", "dirichlet"])
-@pytest.mark.parametrize("n, samples, alpha", [(1, 5, 0.5), (4, 200, 0.5), (20, 60, 0.01), (30, 30, 0.001), (7, 7, 5.0)])
+@pytest.mark.parametrize(
+    "n, samples, alpha", [(1, 5, 0.5), (4, 200, 0.5), (20, 60, 0.01), (30, 30, 0.001), (7, 7, 5.0)]
+)
 def test_every_node_gets_data(split, n, samples, alpha):
     p = NonconvexLogistic(n=n, d=3, samples=samples, split=split, dirichlet_alpha=alpha, seed=1)
     assert p.counts.shape == (n,) and np.all(p.counts >= 1), p.counts
@@ -631,8 +638,9 @@ def test_check_problem_accepts_builtins(kind):
 # --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("alpha, a_min, a_max, d", [(0.5, 0.1, 1.0, 10), (1.5, 0.05, 2.0, 7), (0.0, 0.1, 1.0, 3),
-                                                    (3.0, 0.01, 0.2, 5)])
+@pytest.mark.parametrize(
+    "alpha, a_min, a_max, d", [(0.5, 0.1, 1.0, 10), (1.5, 0.05, 2.0, 7), (0.0, 0.1, 1.0, 3), (3.0, 0.01, 0.2, 5)]
+)
 def test_quadratic_cosine_f_star_against_a_dense_grid(alpha, a_min, a_max, d):
     """f is separable: the minimum of each 1-D term on a grid fine enough for 1e-9, refined by
     scipy's bounded scalar minimiser from the best grid point (an independent computation)."""
@@ -646,8 +654,12 @@ def test_quadratic_cosine_f_star_against_a_dense_grid(alpha, a_min, a_max, d):
         g = a * t**2 / 2 + alpha * np.cos(t)
         i = int(np.argmin(g))
         h = t[1] - t[0]
-        res = minimize_scalar(lambda u: a * u * u / 2 + alpha * math.cos(u), bounds=(t[i] - h, t[i] + h),
-                              method="bounded", options={"xatol": 1e-12})
+        res = minimize_scalar(
+            lambda u: a * u * u / 2 + alpha * math.cos(u),
+            bounds=(t[i] - h, t[i] + h),
+            method="bounded",
+            options={"xatol": 1e-12},
+        )
         total += min(res.fun, g[i])
     const = float(np.mean(np.sum(p.a * p.b**2, axis=1))) / 2
     assert p.f_star == pytest.approx(total + const, abs=1e-9)
@@ -678,7 +690,8 @@ def test_min_hessian_eigenvalue_against_finite_differences():
 
 
 @pytest.mark.parametrize(
-    "name, cls", [("quadratic-cosine", QuadraticCosine), ("nonconvex-logistic", NonconvexLogistic), ("double-well", DoubleWell)]
+    "name, cls",
+    [("quadratic-cosine", QuadraticCosine), ("nonconvex-logistic", NonconvexLogistic), ("double-well", DoubleWell)],
 )
 def test_by_name(name, cls):
     assert name in PROBLEM_NAMES
@@ -704,10 +717,18 @@ def test_by_name_forwards_keywords():
         (lambda: QuadraticCosine(n=2, d=3, a_min=0.0), ValueError, "a_min must be a number > 0.0, got 0.0"),
         (lambda: QuadraticCosine(n=2, d=3, alpha=float("nan")), ValueError, "alpha must be a number >= 0.0, got nan"),
         (lambda: DoubleWell(n=2, d=3, s=0.0), ValueError, "s must be a number > 0.0, got 0.0"),
-        (lambda: NonconvexLogistic(n=2, d=3, split="foo"), ValueError, "split must be one of 'label', 'dirichlet', got 'foo'"),
+        (
+            lambda: NonconvexLogistic(n=2, d=3, split="foo"),
+            ValueError,
+            "split must be one of 'label', 'dirichlet', got 'foo'",
+        ),
         (lambda: NonconvexLogistic(n=4, d=3, samples=3), ValueError, "samples must be an integer >= 4, got 3"),
         (lambda: NonconvexLogistic(n=2, d=3, batch=0), ValueError, "batch must be an integer >= 1, got 0"),
-        (lambda: NonconvexLogistic(n=2, d=3, dirichlet_alpha=0.0), ValueError, "dirichlet_alpha must be a number > 0.0, got 0.0"),
+        (
+            lambda: NonconvexLogistic(n=2, d=3, dirichlet_alpha=0.0),
+            ValueError,
+            "dirichlet_alpha must be a number > 0.0, got 0.0",
+        ),
     ],
 )
 def test_bad_input(build, exc, msg):
@@ -756,10 +777,15 @@ def _bits(a):
 
 @pytest.mark.parametrize(
     "make",
-    [lambda: problems.QuadraticCosine(6, 7, sigma=0.3, seed=1), lambda: problems.QuadraticCosine(5, 3, sigma=0.0, seed=2),
-     lambda: problems.DoubleWell(6, 7, seed=1), lambda: problems.DoubleWell(4, 1, sigma=0.0, seed=3),
-     lambda: problems.QuadraticCosine(16, 10, sigma=1.0, seed=0)],
-    ids=["quadcos", "quadcos-no-noise", "doublewell", "doublewell-no-noise", "quadcos-suite"])
+    [
+        lambda: problems.QuadraticCosine(6, 7, sigma=0.3, seed=1),
+        lambda: problems.QuadraticCosine(5, 3, sigma=0.0, seed=2),
+        lambda: problems.DoubleWell(6, 7, seed=1),
+        lambda: problems.DoubleWell(4, 1, sigma=0.0, seed=3),
+        lambda: problems.QuadraticCosine(16, 10, sigma=1.0, seed=0),
+    ],
+    ids=["quadcos", "quadcos-no-noise", "doublewell", "doublewell-no-noise", "quadcos-suite"],
+)
 def test_grad_replicas_gives_each_replica_the_bits_and_draws_of_grad(make):
     # the promise behind grad_replicas: one stacked call equals R calls of grad, bit for bit
     # (signed zeros included), and leaves every generator where grad leaves it

@@ -305,8 +305,7 @@ ERRORS = [
     (fit_loglog, [1.0, np.inf, 3.0], ONES[:3], {}, "x must be finite, got x[1] = inf"),
     (fit_loglog, np.ones((2, 3)), ONES[:3], {}, "x must be 1-D, got shape (2, 3)"),
     (fit_loglog, [1.0], [1.0], {}, "x must have at least 2 points, got 1"),
-    (fit_loglog, [0.0, 1, 2], ONES[:3], {},
-     "x must be positive for a log-log fit, got x[0] = 0.0"),
+    (fit_loglog, [0.0, 1, 2], ONES[:3], {}, "x must be positive for a log-log fit, got x[0] = 0.0"),
     (
         fit_loglinear,
         [2.0, 2.0, 2.0],
@@ -409,8 +408,12 @@ def test_exponent_test_fails_a_tenth_away(predicted, shift, c):
 
 def test_exponent_test_per_replica_sd_matches_the_design_assumption():
     rng = np.random.default_rng(3)
-    ps = [exponent_test(RATE_DESIGN["K"], _synthetic(rng, -0.5, 1.0, RATE_DESIGN["s"], 2, RATE_DESIGN["K"]),
-                        predicted=-0.5).exponent for _ in range(2000)]
+    ps = [
+        exponent_test(
+            RATE_DESIGN["K"], _synthetic(rng, -0.5, 1.0, RATE_DESIGN["s"], 2, RATE_DESIGN["K"]), predicted=-0.5
+        ).exponent
+        for _ in range(2000)
+    ]
     # the mean of two replicas has sd / sqrt(2); the design noise is at least the measured 0.040 per replica
     assert np.std(ps) * math.sqrt(2) > 0.040
 
@@ -467,12 +470,15 @@ def test_model_free_failure_when_slopes_move_away():
     assert t.verdict == "fail"
 
 
-@pytest.mark.parametrize("kw, message", [
-    (dict(x=[1, 2], y=np.ones((1, 2))), "at least 2 replicas"),
-    (dict(x=[2, 1], y=np.ones((3, 2))), "increasing"),
-    (dict(x=[1, 2], y=-np.ones((3, 2))), "finite and positive, got y[0, 0] = -1.0"),
-    (dict(x=[1, 2, 3], y=np.ones((3, 2))), "shape (R, m) with m = len(x) = 3"),
-])
+@pytest.mark.parametrize(
+    "kw, message",
+    [
+        (dict(x=[1, 2], y=np.ones((1, 2))), "at least 2 replicas"),
+        (dict(x=[2, 1], y=np.ones((3, 2))), "increasing"),
+        (dict(x=[1, 2], y=-np.ones((3, 2))), "finite and positive, got y[0, 0] = -1.0"),
+        (dict(x=[1, 2, 3], y=np.ones((3, 2))), "shape (R, m) with m = len(x) = 3"),
+    ],
+)
 def test_exponent_test_errors(kw, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         exponent_test(kw["x"], kw["y"], predicted=-0.5)
@@ -492,8 +498,12 @@ def test_ratio_design_two_term_limit_test_coverage_and_power():
     for p in (0.0, 0.1, -0.1):
         v = []
         for _ in range(400):
-            S = p + 0.5 * K**-0.5 + 46 / K + 0.0167 * np.sqrt(512 / K) * rng.standard_normal(
-                (QUICK.delay_replicas, K.size))
+            S = (
+                p
+                + 0.5 * K**-0.5
+                + 46 / K
+                + 0.0167 * np.sqrt(512 / K) * rng.standard_normal((QUICK.delay_replicas, K.size))
+            )
             v.append(limit_test(K, S, predicted=0.0, delta=RATE_DELTA, omega=RATIO_OMEGAS).verdict)
         res[p] = {k: v.count(k) / len(v) for k in ("pass", "fail", "inconclusive")}
     assert res[0.0]["pass"] >= 0.95

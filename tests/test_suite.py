@@ -17,7 +17,6 @@ from sgpverify import rates, suite, theory
 from sgpverify.cli import main
 from sgpverify.report import format_table, write_report
 
-
 #: The CLI's default unit cache in the checkout. CI runs the main job (`sgpverify verify --quick
 #: --controls`, from the checkout) before the tests, so the fixture below loads the units that run
 #: computed instead of computing them a second time (about 150 CPU-seconds). A unit's key holds the
@@ -51,8 +50,9 @@ def test_rate_verdicts_follow_from_the_raw_data(quick):
             runs = sch["runs"]
             Y = np.array([r[key] for r in runs]).T
             assert Y.shape == (suite.QUICK.rate_replicas, len(suite.QUICK.Ks))
-            t = rates.test_exponent([r["K"] for r in runs], Y, predicted=pred, delta=suite.RATE_DELTA,
-                                    omega=suite.RATE_OMEGA)
+            t = rates.test_exponent(
+                [r["K"] for r in runs], Y, predicted=pred, delta=suite.RATE_DELTA, omega=suite.RATE_OMEGA
+            )
             got = by[name].extra["per_schedule"][label]
             assert got["exponent"] == pytest.approx(t.exponent, rel=1e-12)
             assert got["verdict"] == t.verdict
@@ -84,8 +84,14 @@ def test_theorem_check_uses_true_f_star_and_reports_the_regime(quick):
     c = {c.name: c for c in quick.checks}["theorem1-bound"]
     assert "outside the theorem's regime" in c.detail and "slack factor" in c.detail
     r = th["exponential"]["run"]
-    bound = theory.evaluate(theory.PUBLISHED_BOUND, Delta=np.mean(r["f0"]) - const["f_star"], L=const["L"],
-                            sigma2=const["sigma2"], n=suite.QUICK.n, K=r["K"])
+    bound = theory.evaluate(
+        theory.PUBLISHED_BOUND,
+        Delta=np.mean(r["f0"]) - const["f_star"],
+        L=const["L"],
+        sigma2=const["sigma2"],
+        n=suite.QUICK.n,
+        K=r["K"],
+    )
     assert c.extra["slack"] == pytest.approx(np.mean(r["stationarity"]) / bound, rel=1e-12)
 
 
@@ -148,15 +154,20 @@ def test_report_failure_leaves_nothing_behind(quick, tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("verdicts, controls, status", [
-    (("pass", "pass"), (True, True), 0),
-    (("pass", "inconclusive"), (True, True), 4),
-    (("fail", "inconclusive"), (True, True), 1),
-    (("pass", "pass"), (True, False), 1),
-])
+@pytest.mark.parametrize(
+    "verdicts, controls, status",
+    [
+        (("pass", "pass"), (True, True), 0),
+        (("pass", "inconclusive"), (True, True), 4),
+        (("fail", "inconclusive"), (True, True), 1),
+        (("pass", "pass"), (True, False), 1),
+    ],
+)
 def test_exit_status(verdicts, controls, status):
-    checks = tuple(suite.Check(f"c{i}", v, "", "", "", "", "", control={"detected": d, "verdict": "fail"})
-                   for i, (v, d) in enumerate(zip(verdicts, controls)))
+    checks = tuple(
+        suite.Check(f"c{i}", v, "", "", "", "", "", control={"detected": d, "verdict": "fail"})
+        for i, (v, d) in enumerate(zip(verdicts, controls))
+    )
     res = suite.SuiteResult(config=suite.QUICK, seed=0, checks=checks, data={}, seconds=0.0, controls=True)
     assert suite.exit_status(res) == status
 
@@ -182,12 +193,41 @@ def test_cli_verify_setting_options(quick, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(suite, "run_suite", lambda cfg, **kw: seen.setdefault("cfg", cfg) and quick)
     conf = tmp_path / "s.toml"
     conf.write_text("replicas = 4\nKs = [128, 256, 512]\n")
-    main(["verify", "--quick", "--topology", "erdos-renyi", "--nodes", "12", "--edge-prob", "0.3", "--tau", "2",
-          "--delay", "random", "--problem", "double-well", "--dim", "3", "--config", str(conf),
-          "--out", str(tmp_path / "o"), "--no-progress"])
+    main(
+        [
+            "verify",
+            "--quick",
+            "--topology",
+            "erdos-renyi",
+            "--nodes",
+            "12",
+            "--edge-prob",
+            "0.3",
+            "--tau",
+            "2",
+            "--delay",
+            "random",
+            "--problem",
+            "double-well",
+            "--dim",
+            "3",
+            "--config",
+            str(conf),
+            "--out",
+            str(tmp_path / "o"),
+            "--no-progress",
+        ]
+    )
     cfg = seen["cfg"]
     assert (cfg.topologies, cfg.n, cfg.edge_prob, cfg.tau, cfg.delay, cfg.problem, cfg.d) == (
-        ("erdos-renyi",), 12, 0.3, 2, "random", "double-well", 3)
+        ("erdos-renyi",),
+        12,
+        0.3,
+        2,
+        "random",
+        "double-well",
+        3,
+    )
     assert cfg.replicas == 4 and cfg.Ks == (128, 256, 512)
 
 
@@ -222,9 +262,30 @@ def user_module(tmp_path, monkeypatch):
 
 @pytest.mark.needs_matplotlib
 def test_verify_on_a_problem_written_outside_the_package(user_module, tmp_path, capsys):
-    code = main(["verify", "--quick", "--topology", "erdos-renyi", "--nodes", "16", "--edge-prob", "0.3",
-                 "--problem", f"{user_module}:make", "--only", "mixing-constants", "--only", "descent-inequality",
-                 "--only", "consensus-rate", "--json", "--no-progress", "--out", str(tmp_path / "o")])
+    code = main(
+        [
+            "verify",
+            "--quick",
+            "--topology",
+            "erdos-renyi",
+            "--nodes",
+            "16",
+            "--edge-prob",
+            "0.3",
+            "--problem",
+            f"{user_module}:make",
+            "--only",
+            "mixing-constants",
+            "--only",
+            "descent-inequality",
+            "--only",
+            "consensus-rate",
+            "--json",
+            "--no-progress",
+            "--out",
+            str(tmp_path / "o"),
+        ]
+    )
     out = json.loads(capsys.readouterr().out)
     assert code in (0, 1, 4)
     by = {c["name"]: c for c in out["checks"]}
@@ -233,31 +294,38 @@ def test_verify_on_a_problem_written_outside_the_package(user_module, tmp_path, 
     assert out["config"]["problem"] == f"{user_module}:make"
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("nosuchmod_xyz:make", "could not be imported"),
-    ("{m}:missing", "has no attribute 'missing'"),
-    ("{m}:not_callable", "must name a callable"),
-    ("{m}:no_grad", "missing attribute 'grad'"),
-    ("{m}:nan_L", "L must be a finite positive number, got nan"),
-    ("quadratic", "problem must be one of"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("nosuchmod_xyz:make", "could not be imported"),
+        ("{m}:missing", "has no attribute 'missing'"),
+        ("{m}:not_callable", "must name a callable"),
+        ("{m}:no_grad", "missing attribute 'grad'"),
+        ("{m}:nan_L", "L must be a finite positive number, got nan"),
+        ("quadratic", "problem must be one of"),
+    ],
+)
 def test_verify_bad_problem_is_one_line_exit_2(user_module, tmp_path, capsys, spec, message):
-    code = main(["verify", "--quick", "--problem", spec.format(m=user_module), "--no-progress",
-                 "--out", str(tmp_path / "o")])
+    code = main(
+        ["verify", "--quick", "--problem", spec.format(m=user_module), "--no-progress", "--out", str(tmp_path / "o")]
+    )
     err = capsys.readouterr().err
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "o").exists()  # nothing half-written
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--out", "FILE"], "--out must be a directory"),
-    (["--seed", "-1"], "seed must be an integer >= 0, got -1"),
-    (["--nodes", "1"], "nodes must be an integer >= 2, got 1"),
-    (["--tau", "-2"], "tau must be an integer >= 0, got -2"),
-    (["--edge-prob", "1.5", "--topology", "erdos-renyi"], "--edge-prob must be in (0, 1], got 1.5"),
-    (["--config", "CONF"], "did you mean 'replicas'"),
-    (["--topology", "moebius"], "invalid choice"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--out", "FILE"], "--out must be a directory"),
+        (["--seed", "-1"], "seed must be an integer >= 0, got -1"),
+        (["--nodes", "1"], "nodes must be an integer >= 2, got 1"),
+        (["--tau", "-2"], "tau must be an integer >= 0, got -2"),
+        (["--edge-prob", "1.5", "--topology", "erdos-renyi"], "--edge-prob must be in (0, 1], got 1.5"),
+        (["--config", "CONF"], "did you mean 'replicas'"),
+        (["--topology", "moebius"], "invalid choice"),
+    ],
+)
 def test_cli_verify_bad_input(tmp_path, capsys, argv, message):
     f = tmp_path / "file"
     f.write_text("x")
@@ -276,8 +344,15 @@ def test_diverging_setting_is_inconclusive_not_a_crash(tmp_path):
     def stiff(n, d, seed):
         return problems.QuadraticCosine(n, d, alpha=0.0, a_min=20.0, a_max=40.0, seed=seed)
 
-    res = suite.verify(problem=stiff, topology="ring-bidir", preset="quick", only=["stationarity-rate"],
-                       Ks=(64, 128, 256), rate_replicas=3, x0=1.0)
+    res = suite.verify(
+        problem=stiff,
+        topology="ring-bidir",
+        preset="quick",
+        only=["stationarity-rate"],
+        Ks=(64, 128, 256),
+        rate_replicas=3,
+        x0=1.0,
+    )
     c = res.checks[0]
     assert c.verdict == "inconclusive" and "diverged" in c.detail and res.status == 4
 
@@ -304,8 +379,10 @@ def test_run_config_caches_and_replots(tmp_path):
 @pytest.mark.needs_matplotlib
 def test_cli_run_prints_exponent_tests(tmp_path, capsys):
     cfg = tmp_path / "r.toml"
-    cfg.write_text('experiment = "rates"\nseed = 2\nfigures = ["consensus_vs_K"]\n'
-                   "[config]\nn = 4\nd = 3\nKs = [64, 128, 256, 512]\nrate_replicas = 4\ntopologies = ['ring']\n")
+    cfg.write_text(
+        'experiment = "rates"\nseed = 2\nfigures = ["consensus_vs_K"]\n'
+        "[config]\nn = 4\nd = 3\nKs = [64, 128, 256, 512]\nrate_replicas = 4\ntopologies = ['ring']\n"
+    )
     code = main(["run", str(cfg), "--out", str(tmp_path / "f"), "--cache", str(tmp_path / "c")])
     out = capsys.readouterr().out
     assert code == 0 and (tmp_path / "f" / "consensus_vs_K.png").exists()
@@ -313,11 +390,29 @@ def test_cli_run_prints_exponent_tests(tmp_path, capsys):
     assert len(lines) == 2 and "stationarity" in lines[0] and "local slopes" in lines[0]
 
 
-SMALL = dict(Ks=(64, 128, 256), rate_replicas=4, replicas=4, speedup_ns=(4, 8), speedup_Ks=(128, 256),
-             speedup_replicas=4, delay_Ks=(64, 128, 256), delay_replicas=4, baseline_Ks=(64, 128, 256),
-             descent_Ks=(128,), theorem_K_cap=300, mixing_horizon=40, bound_horizon=40, n=8,
-             topology_Ks=(64, 128, 256), topology_replicas=4, scaling_Ks=(64, 128, 256), scaling_replicas=4,
-             complexity_ns=(2, 4), complexity_budgets=(64, 128, 256), complexity_replicas=4)
+SMALL = dict(
+    Ks=(64, 128, 256),
+    rate_replicas=4,
+    replicas=4,
+    speedup_ns=(4, 8),
+    speedup_Ks=(128, 256),
+    speedup_replicas=4,
+    delay_Ks=(64, 128, 256),
+    delay_replicas=4,
+    baseline_Ks=(64, 128, 256),
+    descent_Ks=(128,),
+    theorem_K_cap=300,
+    mixing_horizon=40,
+    bound_horizon=40,
+    n=8,
+    topology_Ks=(64, 128, 256),
+    topology_replicas=4,
+    scaling_Ks=(64, 128, 256),
+    scaling_replicas=4,
+    complexity_ns=(2, 4),
+    complexity_budgets=(64, 128, 256),
+    complexity_replicas=4,
+)
 
 
 def test_workers_give_the_same_bits_as_serial():
@@ -357,10 +452,12 @@ def test_new_claims_follow_from_the_raw_data(quick):
             assert r["consensus_w2_max"] <= r["consensus_max"] * (1 + 1e-12)
     assert by["delay-consensus"].extra["slack"] == pytest.approx(worst, rel=1e-9)
     sc = quick.data["scaling"]["settings"]
-    j = np.log(np.array([r["consensus"] for r in sc["both"]["runs"]]) /
-               np.array([r["consensus"] for r in sc["base"]["runs"]])).T
-    t = rates.test_limit(np.asarray(cfg.scaling_Ks, float), j, predicted=math.log(4), delta=suite.RATE_DELTA,
-                         omega=suite.RATIO_OMEGAS)
+    j = np.log(
+        np.array([r["consensus"] for r in sc["both"]["runs"]]) / np.array([r["consensus"] for r in sc["base"]["runs"]])
+    ).T
+    t = rates.test_limit(
+        np.asarray(cfg.scaling_Ks, float), j, predicted=math.log(4), delta=suite.RATE_DELTA, omega=suite.RATIO_OMEGAS
+    )
     assert by["consensus-scaling"].extra["joint"]["exponent"] == pytest.approx(t.exponent, rel=1e-12)
     # the scaled problems declare the scaled constants
     assert sc["both"]["sigma2"] == pytest.approx(4 * sc["base"]["sigma2"])
@@ -373,8 +470,11 @@ def test_new_claims_follow_from_the_raw_data(quick):
 def _inner_problem(inner):
     from sgpverify import problems
 
-    return (problems.QuadraticCosine(6, 5, sigma=0.7, seed=1) if inner == "quadcos"
-            else problems.NonconvexLogistic(6, 5, seed=1))
+    return (
+        problems.QuadraticCosine(6, 5, sigma=0.7, seed=1)
+        if inner == "quadcos"
+        else problems.NonconvexLogistic(6, 5, seed=1)
+    )
 
 
 def _assert_stacked_gradients_are_per_replica_gradients(prob, seed, R=4):
@@ -393,9 +493,16 @@ def _assert_stacked_gradients_are_per_replica_gradients(prob, seed, R=4):
         assert mine[r].random() == theirs[r].random(), r
 
 
-@pytest.mark.parametrize("variant", [dict(extra_noise=99.0), dict(shared_noise=True), dict(bias=0.5),
-                                     dict(extra_noise=3.0, shared_noise=True, bias=0.25)],
-                         ids=["extra-noise", "shared-noise", "bias", "all-three"])
+@pytest.mark.parametrize(
+    "variant",
+    [
+        dict(extra_noise=99.0),
+        dict(shared_noise=True),
+        dict(bias=0.5),
+        dict(extra_noise=3.0, shared_noise=True, bias=0.25),
+    ],
+    ids=["extra-noise", "shared-noise", "bias", "all-three"],
+)
 @pytest.mark.parametrize("inner", ["quadcos", "logistic"])
 def test_perturbed_problem_stacked_gradients_are_its_per_replica_gradients(variant, inner):
     # the controls' problem: one stacked call (inner grad_replicas, then each replica's departures

@@ -13,31 +13,43 @@ import sys
 import time
 
 import pytest
+from _sweep_helpers import die, slow_then  # module-level: the spawned workers import it
 
 from sgpverify import report, suite, sweep
 from sgpverify.cli import main
 from sgpverify.errors import ClusterError, WorkerDiedError
 
-from _sweep_helpers import die, slow_then  # module-level: the spawned workers import it
-
 #: a setting small enough for seconds; the units are those of the real suite
-SMALL = dict(Ks=(64, 128, 256), rate_replicas=4, replicas=4, speedup_ns=(4, 8), speedup_Ks=(128, 256),
-             speedup_replicas=4, delay_Ks=(64, 128, 256), delay_replicas=4, baseline_Ks=(64, 128, 256),
-             descent_Ks=(128,), theorem_K_cap=300, mixing_horizon=40, bound_horizon=40, n=8)
+SMALL = dict(
+    Ks=(64, 128, 256),
+    rate_replicas=4,
+    replicas=4,
+    speedup_ns=(4, 8),
+    speedup_Ks=(128, 256),
+    speedup_replicas=4,
+    delay_Ks=(64, 128, 256),
+    delay_replicas=4,
+    baseline_Ks=(64, 128, 256),
+    descent_Ks=(128,),
+    theorem_K_cap=300,
+    mixing_horizon=40,
+    bound_horizon=40,
+    n=8,
+)
 ONLY = ["linear-speedup", "theorem1-bound"]  # units speedup, mixing, theorem, weights and two controls
 
 #: TOML experiment configs of `sgpverify run`, small
 RUNS = {
     "r.toml": 'experiment = "rates"\nseed = 2\nfigures = []\n[config]\nn = 8\nKs = [64, 128, 256]\nrate_replicas = 4\n',
     "s.toml": 'experiment = "speedup"\nseed = 1\nfigures = []\n[config]\nspeedup_ns = [4, 8]\n'
-              'speedup_Ks = [128, 256]\nspeedup_replicas = 4\ntopologies = ["exponential"]\n',
+    'speedup_Ks = [128, 256]\nspeedup_replicas = 4\ntopologies = ["exponential"]\n',
     "d.toml": 'experiment = "delays"\nseed = 1\nfigures = []\n[config]\nn = 8\ntaus = [0, 2]\n'
-              'delay_Ks = [64, 128]\nKs = [64, 128]\ndelay_replicas = 4\n',
+    "delay_Ks = [64, 128]\nKs = [64, 128]\ndelay_replicas = 4\n",
 }
 
 #: a user problem that kills its worker process (exit code 7) on the speedup unit's n = 4 while
 #: the file named by SGPV_DIE_FLAG exists
-DYING = '''import os
+DYING = """import os
 from sgpverify import problems
 
 
@@ -45,7 +57,7 @@ def make(n, d, seed):
     if n == 4 and os.path.exists(os.environ.get("SGPV_DIE_FLAG", "/nonexistent")):
         os._exit(7)
     return problems.QuadraticCosine(n=n, d=d, seed=seed)
-'''
+"""
 
 
 def bits(res):
@@ -88,8 +100,11 @@ def test_results_come_back_in_unit_order_whatever_finishes_first():
 
 
 def test_a_dead_worker_is_named_and_the_units_beside_it_finish_and_are_cached(tmp_path):
-    units = [sweep.Unit("slow", slow_then, (0, 1.0), key="a" * 32), sweep.Unit("dies", die, (9,), key="b" * 32),
-             sweep.Unit("never started", slow_then, (2, 0.0), key="c" * 32)]
+    units = [
+        sweep.Unit("slow", slow_then, (0, 1.0), key="a" * 32),
+        sweep.Unit("dies", die, (9,), key="b" * 32),
+        sweep.Unit("never started", slow_then, (2, 0.0), key="c" * 32),
+    ]
     cache = sweep.UnitCache(tmp_path)
     with pytest.raises(WorkerDiedError, match=r"unit dies \(exit code 9\)") as info:
         sweep.run_units(units, workers=2, cache=cache)
@@ -99,8 +114,12 @@ def test_a_dead_worker_is_named_and_the_units_beside_it_finish_and_are_cached(tm
 
 @pytest.mark.parametrize("exp", sorted(report.SPLITS))
 def test_each_split_experiment_merges_to_the_unsplit_bits(tmp_path, exp):
-    text = {"rates": RUNS["r.toml"], "speedup": RUNS["s.toml"], "delays": RUNS["d.toml"],
-            "baselines": 'experiment = "baselines"\nseed = 4\n[config]\nn = 8\nbaseline_Ks = [64, 128]\nreplicas = 3\n'}
+    text = {
+        "rates": RUNS["r.toml"],
+        "speedup": RUNS["s.toml"],
+        "delays": RUNS["d.toml"],
+        "baselines": 'experiment = "baselines"\nseed = 4\n[config]\nn = 8\nbaseline_Ks = [64, 128]\nreplicas = 3\n',
+    }
     path = tmp_path / f"{exp}.toml"
     path.write_text(text[exp])
     [p] = report.plan_configs([path], cache_dir=None)
@@ -111,8 +130,9 @@ def test_each_split_experiment_merges_to_the_unsplit_bits(tmp_path, exp):
 
 def test_run_workers_2_gives_the_serial_bits_and_a_rerun_loads_the_cache(run_dir, tmp_path, capsys):
     paths = [str(run_dir / n) for n in RUNS]
-    code = main(["run", *paths, "--workers", "2", "--out", str(tmp_path / "f"), "--cache", str(tmp_path / "c"),
-                 "--no-progress"])
+    code = main(
+        ["run", *paths, "--workers", "2", "--out", str(tmp_path / "f"), "--cache", str(tmp_path / "c"), "--no-progress"]
+    )
     assert code == 0
     for n in RUNS:
         [f] = (tmp_path / "c").glob(f"{n[0]}-*.json")
@@ -133,8 +153,9 @@ def test_run_workers_2_gives_the_serial_bits_and_a_rerun_loads_the_cache(run_dir
 
 def test_dead_worker_names_its_unit_and_a_rerun_resumes_with_the_same_bits(tmp_path, monkeypatch, capsys):
     (tmp_path / "dying.py").write_text(DYING)
-    (tmp_path / "s.toml").write_text("\n".join(f"{k} = {list(v) if isinstance(v, tuple) else v}"
-                                               for k, v in SMALL.items()) + "\n")
+    (tmp_path / "s.toml").write_text(
+        "\n".join(f"{k} = {list(v) if isinstance(v, tuple) else v}" for k, v in SMALL.items()) + "\n"
+    )
     monkeypatch.chdir(tmp_path)
     flag = tmp_path / "die"
     monkeypatch.setenv("SGPV_DIE_FLAG", str(flag))
@@ -142,8 +163,27 @@ def test_dead_worker_names_its_unit_and_a_rerun_resumes_with_the_same_bits(tmp_p
     only = ["linear-speedup"]  # units speedup (dies) and weights
     reference = bits(suite.run_suite(cfg, seed=3, only=only, workers=1))  # nobody dies: no flag yet
     flag.touch()
-    code = main(["verify", "--quick", "--config", "s.toml", "--problem", "dying:make", "--only", "linear-speedup",
-                 "--seed", "3", "--workers", "2", "--no-progress", "--out", "o", "--cache", "c"])
+    code = main(
+        [
+            "verify",
+            "--quick",
+            "--config",
+            "s.toml",
+            "--problem",
+            "dying:make",
+            "--only",
+            "linear-speedup",
+            "--seed",
+            "3",
+            "--workers",
+            "2",
+            "--no-progress",
+            "--out",
+            "o",
+            "--cache",
+            "c",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 3 and err.count("\n") == 1, err
     assert "unit speedup (none) (exit code 7)" in err and "rerun to resume" in err
@@ -162,8 +202,14 @@ def test_cache_key_changes_with_config_seed_experiment_variant_code_and_user_cod
 
     base = key()
     v = suite.CLAIMS[0].control.variant
-    others = [key(cfg=dataclasses.replace(small, rate_replicas=5)), key(seed=4), key(k="speedup"), key(v=v),
-              key(v=dataclasses.replace(v, name="none")), key(v=dataclasses.replace(suite.NONE, bias=1e-9))]
+    others = [
+        key(cfg=dataclasses.replace(small, rate_replicas=5)),
+        key(seed=4),
+        key(k="speedup"),
+        key(v=v),
+        key(v=dataclasses.replace(v, name="none")),
+        key(v=dataclasses.replace(suite.NONE, bias=1e-9)),
+    ]
     assert len({base, *others}) == 1 + len(others)
     assert key() == base  # deterministic
     monkeypatch.setattr(sweep, "source_hash", lambda: "0123456789abcdef")  # other sgpverify code
@@ -203,18 +249,23 @@ def test_cache_entries_are_whole_or_absent(tmp_path, monkeypatch):
 # ---------------------------------------------------------------- options and errors
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--workers", "0"], "--workers must be an integer >= 1, got 0"),
-    (["--workers", "2", "--scheduler", "tcp://127.0.0.1:9"], "--workers and --scheduler are exclusive"),
-    (["--scheduler", "tcp://127.0.0.1:9"], "--scheduler must be the address of a running dask scheduler"),
-    (["--scheduler", "nonsense"], "got 'nonsense' (missing port number"),
-    (["--scheduler", "foo://host:1"], "unknown scheme 'foo'"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--workers", "0"], "--workers must be an integer >= 1, got 0"),
+        (["--workers", "2", "--scheduler", "tcp://127.0.0.1:9"], "--workers and --scheduler are exclusive"),
+        (["--scheduler", "tcp://127.0.0.1:9"], "--scheduler must be the address of a running dask scheduler"),
+        (["--scheduler", "nonsense"], "got 'nonsense' (missing port number"),
+        (["--scheduler", "foo://host:1"], "unknown scheme 'foo'"),
+    ],
+)
 @pytest.mark.parametrize("cmd", ["verify", "run"])
 def test_bad_workers_or_scheduler_exit_2_in_one_line(cmd, args, message, run_dir, tmp_path, capsys):
     if "--scheduler" in args and "exclusive" not in message:
         pytest.importorskip("distributed")
-    target = ["verify", "--quick", "--only", "mixing-constants"] if cmd == "verify" else ["run", str(run_dir / "r.toml")]
+    target = (
+        ["verify", "--quick", "--only", "mixing-constants"] if cmd == "verify" else ["run", str(run_dir / "r.toml")]
+    )
     t0 = time.perf_counter()
     code = main(target + args + ["--out", str(tmp_path / "o"), "--no-progress", "--cache", str(tmp_path / "c")])
     err = capsys.readouterr().err
@@ -225,8 +276,19 @@ def test_bad_workers_or_scheduler_exit_2_in_one_line(cmd, args, message, run_dir
 
 def test_missing_dask_names_the_option_and_the_extra(monkeypatch, tmp_path, capsys):
     monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed -> ImportError
-    code = main(["verify", "--quick", "--only", "mixing-constants", "--scheduler", "tcp://127.0.0.1:9",
-                 "--out", str(tmp_path / "o"), "--no-progress"])
+    code = main(
+        [
+            "verify",
+            "--quick",
+            "--only",
+            "mixing-constants",
+            "--scheduler",
+            "tcp://127.0.0.1:9",
+            "--out",
+            str(tmp_path / "o"),
+            "--no-progress",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1
     assert "--scheduler needs dask.distributed" in err and "pip install 'sgpverify[cluster]'" in err
@@ -235,10 +297,17 @@ def test_missing_dask_names_the_option_and_the_extra(monkeypatch, tmp_path, caps
 
 
 def test_importing_sgpverify_does_not_import_dask():
-    code = ("import sys, sgpverify, sgpverify.suite, sgpverify.report, sgpverify.sweep, sgpverify.cli; "
-            "print(sorted(m for m in ('dask', 'distributed') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))).stdout
+    code = (
+        "import sys, sgpverify, sgpverify.suite, sgpverify.report, sgpverify.sweep, sgpverify.cli; "
+        "print(sorted(m for m in ('dask', 'distributed') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)),
+    ).stdout
     assert out.strip() == "[]"
 
 
@@ -254,8 +323,9 @@ def cluster():
 
 def test_local_cluster_gives_the_serial_bits_for_verify_and_run(cluster, small, serial, run_dir, tmp_path):
     seen = []
-    res = suite.run_suite(small, seed=3, only=ONLY, controls=True, scheduler=cluster.scheduler_address,
-                          progress=seen.append)
+    res = suite.run_suite(
+        small, seed=3, only=ONLY, controls=True, scheduler=cluster.scheduler_address, progress=seen.append
+    )
     assert bits(res) == serial and len(seen) == len(suite.plan_units(small, True, ONLY)) == 6
     paths = [run_dir / n for n in RUNS]
     outs = report.run_configs(paths, out=tmp_path / "f", cache_dir=None, scheduler=cluster.scheduler_address)
@@ -266,8 +336,19 @@ def test_local_cluster_gives_the_serial_bits_for_verify_and_run(cluster, small, 
 
 
 def test_local_cluster_from_the_command_line(cluster, run_dir, tmp_path, capsys):
-    code = main(["run", str(run_dir / "d.toml"), "--scheduler", cluster.scheduler_address, "--out",
-                 str(tmp_path / "f"), "--cache", str(tmp_path / "c"), "--no-progress"])
+    code = main(
+        [
+            "run",
+            str(run_dir / "d.toml"),
+            "--scheduler",
+            cluster.scheduler_address,
+            "--out",
+            str(tmp_path / "f"),
+            "--cache",
+            str(tmp_path / "c"),
+            "--no-progress",
+        ]
+    )
     assert code == 0 and "d.toml: ran" in capsys.readouterr().out
     [f] = (tmp_path / "c").glob("d-*.json")
     assert f.read_text() == unsplit(run_dir / "d.toml")
@@ -279,8 +360,10 @@ def test_local_cluster_dead_worker_is_named(tmp_path):
     distributed = pytest.importorskip("distributed")
     units = [sweep.Unit("quick", slow_then, (0, 0.0), key="a" * 32), sweep.Unit("dies", die, (9,), key="b" * 32)]
     cache = sweep.UnitCache(tmp_path)
-    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), distributed.LocalCluster(
-            n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as lc:
+    with (
+        dask.config.set({"distributed.scheduler.allowed-failures": 0}),
+        distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as lc,
+    ):
         with pytest.raises(WorkerDiedError, match=r"a dask worker died while running unit dies") as info:
             sweep.run_units(units, scheduler=lc.scheduler_address, cache=cache)
     assert info.value.unit == "dies"

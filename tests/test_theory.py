@@ -17,7 +17,8 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sgpverify import mixing, theory as th
+from sgpverify import mixing
+from sgpverify import theory as th
 from sgpverify.testing import strategies as sgst
 
 EPS = np.finfo(float).eps
@@ -421,8 +422,11 @@ def test_spectral_consensus_bound_holds_path_by_path_on_engine_runs(topo_name, t
     from sgpverify import graphs, problems, suite
 
     n, d, K, seed, gamma = 8, 3, 40, 3, 0.2
-    topo = suite.irregular_exponential(n) if topo_name == "exponential-irregular" else graphs.by_name(
-        topo_name, n, seed=seed)
+    topo = (
+        suite.irregular_exponential(n)
+        if topo_name == "exponential-irregular"
+        else graphs.by_name(topo_name, n, seed=seed)
+    )
     prob = problems.QuadraticCosine(n, d, sigma=1.0, seed=seed)
     tr = sv.simulate(prob, topo, step_size=gamma, n_iter=K, x0=np.full(d, 0.7), tau=tau, delay="random", seed=seed)
     Ps = _engine_products(topo, tau, seed, K)

@@ -1,4 +1,5 @@
 """A problem written outside sgpverify: robust (Cauchy) regression, nonconvex and 2-smooth."""
+
 import numpy as np
 
 

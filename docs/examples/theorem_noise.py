@@ -4,6 +4,7 @@ Runs the check on the quick preset's exponential graph with gradient noise of 10
 uses the declared sigma^2) and with a constant gradient bias of norm sigma (the check's control).
 Usage: python docs/examples/theorem_noise.py
 """
+
 import warnings
 
 from sgpverify import suite
@@ -13,8 +14,12 @@ cfg = suite.config_from_dict({"topologies": ("exponential",)})
 base = suite._run_experiments(cfg, 0, ("mixing", "theorem"))
 claim = {c.name: c for c in suite.CLAIMS}["theorem1-bound"]
 print("declared model:", suite._evaluate(claim, cfg, base)["measured"])
-for v in (suite.Variant(name="noise-100x", extra_noise=99.0), suite.Variant(name="bias-sigma", bias=1.0),
-          suite.Variant(name="bias-0.1-sigma", bias=0.1), suite.Variant(name="bias-0.2-sigma", bias=0.2)):
+for v in (
+    suite.Variant(name="noise-100x", extra_noise=99.0),
+    suite.Variant(name="bias-sigma", bias=1.0),
+    suite.Variant(name="bias-0.1-sigma", bias=0.1),
+    suite.Variant(name="bias-0.2-sigma", bias=0.2),
+):
     d = dict(base)
     d.update(suite._run_experiments(cfg, 0, ("theorem",), v, base=base))
     res = suite._evaluate(claim, cfg, d)

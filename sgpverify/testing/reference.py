@@ -99,9 +99,20 @@ def reference_sgp(
             diff = node.x / node.w - xbar
             cons += float(diff @ diff)
         g = np.asarray(problem.full_grad(xbar), dtype=float)
-        for key, v in zip(names, (k, cons / n, float(g @ g), float(problem.value(xbar)),
-                                  min(node.w for node in nodes), max(node.w for node in nodes),
-                                  mass, weight, lost_x.copy())):
+        for key, v in zip(
+            names,
+            (
+                k,
+                cons / n,
+                float(g @ g),
+                float(problem.value(xbar)),
+                min(node.w for node in nodes),
+                max(node.w for node in nodes),
+                mass,
+                weight,
+                lost_x.copy(),
+            ),
+        ):
             series[key].append(v)
 
     for k in range(n_iter):
