@@ -242,7 +242,7 @@ def load_config(path):
 
 def _cache_key(exp, cfg, seed):
     from . import sweep
-    from .suite import _setting_code
+    from .suite import setting_code
 
     blob = json.dumps(
         {
@@ -252,7 +252,7 @@ def _cache_key(exp, cfg, seed):
             "version": __version__,
             "source": sweep.source_hash(),
             "environment": sweep.environment(),
-            "setting": _setting_code(cfg),
+            "setting": setting_code(cfg),
         },
         sort_keys=True,
         default=list,
@@ -284,9 +284,9 @@ def experiment_unit(exp, cfg, seed):
         return jsonable(
             {"n": cfg.n, "horizon": cfg.mixing_horizon, "rows": constants_table(cfg.n, cfg.mixing_horizon, seed)}
         )
-    from . import suite
+    from .suite import EXPERIMENTS as SUITE_EXPERIMENTS
 
-    return jsonable(getattr(suite, f"exp_{exp}")(cfg, seed))
+    return jsonable(SUITE_EXPERIMENTS[exp].run(cfg, seed))
 
 
 def split_config(exp, cfg):
@@ -361,7 +361,7 @@ def plan_configs(paths, cache_dir=".sgpverify-cache"):
         cfile = None if cache_dir is None else Path(cache_dir) / f"{Path(path).stem}-{_cache_key(exp, cfg, seed)}.json"
         hit = cfile is not None and cfile.is_file()
         parts = [] if hit else split_config(exp, cfg)
-        setting = suite._setting_code(cfg) if cache_dir is not None and not hit else None
+        setting = suite.setting_code(cfg) if cache_dir is not None and not hit else None
         units = []
         for label, sub in parts:
             key = None
@@ -396,13 +396,13 @@ def run_configs(
     Returns ``[(result_dict, figure_paths, cache_hit)]``, one per config.
     """
     from . import plots
-    from .suite import _upload_files
+    from .suite import upload_files
     from .sweep import UnitCache, run_units
 
     planned = plan_configs(paths, cache_dir) if planned is None else planned
     units = [u for p in planned for u in p.units]
     store = UnitCache(cache_dir) if cache_dir is not None else None
-    files = sorted({f for p in planned if p.units for f in _upload_files(p.config)})
+    files = sorted({f for p in planned if p.units for f in upload_files(p.config)})
     done = run_units(
         units,
         workers=workers,

@@ -4,6 +4,7 @@ complexity. Each check is held here against synthetic data with a known answer (
 must pass, the smallest departure must fail) and its pieces against independent computations; the
 quick suite in tests/test_suite.py runs them on the real experiments with their controls."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -23,7 +24,7 @@ def test_scaled_problem_is_the_problem_with_scaled_heterogeneity_and_noise(s_h, 
     the same stochastic gradients from the same draws (its centres b_i are linear in heterogeneity)."""
     base = problems.QuadraticCosine(8, 5, alpha=0.5, heterogeneity=1.0, sigma=0.7, seed=3)
     ref = problems.QuadraticCosine(8, 5, alpha=0.5, heterogeneity=s_h, sigma=0.7 * s_n, seed=3)
-    sc = suite._Scaled(base, s_h, s_n)
+    sc = suite.Scaled(base, s_h, s_n)
     z = np.random.default_rng(1).standard_normal((4, 8, 5))
     g = sc.grad(z, np.random.default_rng(7))
     g_ref = ref.grad(z, np.random.default_rng(7))
@@ -40,15 +41,15 @@ def test_scaling_needs_local_gradients():
         def local_grad(self, z):
             raise NotImplementedError
 
-    cfg = suite.dataclasses.replace(CFG, problem=lambda n, d, seed: NoLocal(n, d, seed=seed))
-    data = suite._run_experiments(cfg, 0, ("scaling",))
+    cfg = dataclasses.replace(CFG, problem=lambda n, d, seed: NoLocal(n, d, seed=seed))
+    data = suite.run_experiments(cfg, 0, ("scaling",))
     assert "local_grad" in data["scaling"]["error"] and data["scaling"]["not_applicable"]
-    res = suite._evaluate(suite._BY_NAME["consensus-scaling"], cfg, data)
+    res = suite.evaluate(suite.BY_NAME["consensus-scaling"], cfg, data)
     assert res["verdict"] == "inconclusive" and "local_grad" in res["detail"]
     # a check that also reads other experiments (mass conservation) uses those
-    small = suite.dataclasses.replace(CFG, Ks=(64, 128), rate_replicas=3)
-    data.update(suite._run_experiments(small, 0, ("rates",)))
-    mass = suite._evaluate(suite._BY_NAME["mass-conservation"], small, data)
+    small = dataclasses.replace(CFG, Ks=(64, 128), rate_replicas=3)
+    data.update(suite.run_experiments(small, 0, ("rates",)))
+    mass = suite.evaluate(suite.BY_NAME["mass-conservation"], small, data)
     assert mass["verdict"] == "pass", mass
 
 
@@ -188,13 +189,13 @@ def test_topology_and_peer_checks_on_synthetic_ratios():
     ],
 )
 def test_new_settings_are_validated(field, value, message):
-    cfg = suite.dataclasses.replace(CFG, **{field: value})
+    cfg = dataclasses.replace(CFG, **{field: value})
     with pytest.raises(ValueError, match=message):
         suite.validate_config(cfg)
 
 
 def test_every_budget_gives_each_n_at_least_two_iterations():
-    cfg = suite.dataclasses.replace(CFG, complexity_ns=(4, 64), complexity_budgets=(64, 128, 256, 512))
+    cfg = dataclasses.replace(CFG, complexity_ns=(4, 64), complexity_budgets=(64, 128, 256, 512))
     with pytest.raises(ValueError, match="complexity_budgets"):
         suite.validate_config(cfg)
     assert math.isfinite(suite.RATE_DELTA)

@@ -511,10 +511,10 @@ def test_perturbed_problem_stacked_gradients_are_its_per_replica_gradients(varia
 
     base = _inner_problem(inner)
     assert (problems.replica_grads(base) is not None) == (inner == "quadcos")
-    _assert_stacked_gradients_are_per_replica_gradients(suite._Perturbed(base, suite.Variant(**variant)), 3)
+    _assert_stacked_gradients_are_per_replica_gradients(suite.Perturbed(base, suite.Variant(**variant)), 3)
 
 
 @pytest.mark.parametrize("s_h, s_n", [(1, 1), (2, 1), (1, 2), (2, 2), (0.5, 3)])
 @pytest.mark.parametrize("inner", ["quadcos", "logistic"])
 def test_scaled_problem_stacked_gradients_are_its_per_replica_gradients(s_h, s_n, inner):
-    _assert_stacked_gradients_are_per_replica_gradients(suite._Scaled(_inner_problem(inner), s_h, s_n), 5)
+    _assert_stacked_gradients_are_per_replica_gradients(suite.Scaled(_inner_problem(inner), s_h, s_n), 5)

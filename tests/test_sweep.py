@@ -198,7 +198,7 @@ def test_dead_worker_names_its_unit_and_a_rerun_resumes_with_the_same_bits(tmp_p
 
 def test_cache_key_changes_with_config_seed_experiment_variant_code_and_user_code(small, tmp_path, monkeypatch):
     def key(cfg=small, seed=3, k="rates", v=suite.NONE):
-        return suite._suite_unit(cfg, seed, k, v, None, suite._setting_code(cfg), object()).key
+        return suite.suite_unit(cfg, seed, k, v, None, suite.setting_code(cfg), object()).key
 
     base = key()
     v = suite.CLAIMS[0].control.variant

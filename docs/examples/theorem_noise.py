@@ -11,9 +11,9 @@ from sgpverify import suite
 
 warnings.simplefilter("ignore")
 cfg = suite.config_from_dict({"topologies": ("exponential",)})
-base = suite._run_experiments(cfg, 0, ("mixing", "theorem"))
+base = suite.run_experiments(cfg, 0, ("mixing", "theorem"))
 claim = {c.name: c for c in suite.CLAIMS}["theorem1-bound"]
-print("declared model:", suite._evaluate(claim, cfg, base)["measured"])
+print("declared model:", suite.evaluate(claim, cfg, base)["measured"])
 for v in (
     suite.Variant(name="noise-100x", extra_noise=99.0),
     suite.Variant(name="bias-sigma", bias=1.0),
@@ -21,6 +21,6 @@ for v in (
     suite.Variant(name="bias-0.2-sigma", bias=0.2),
 ):
     d = dict(base)
-    d.update(suite._run_experiments(cfg, 0, ("theorem",), v, base=base))
-    res = suite._evaluate(claim, cfg, d)
+    d.update(suite.run_experiments(cfg, 0, ("theorem",), v, base=base))
+    res = suite.evaluate(claim, cfg, d)
     print(f"{v.name}: verdict {res['verdict']}, {res['measured']}")

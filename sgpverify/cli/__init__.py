@@ -1,0 +1,53 @@
+"""The ``sgpverify`` command.
+
+User mistakes (bad arguments, invalid matrices) print one line naming the
+parameter and the value and exit with status 2, without a traceback.
+
+Exit status: 0 success; 1 a check failed (a mixing assumption is violated, or
+a verification check, or a negative control was not detected); 2 bad input;
+3 internal error (a bug: traceback shown; or, in one line, a worker process
+that died while running a unit of verify/run: rerun to resume from the cache);
+4 (verify) no check failed but some are inconclusive.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from .. import _kernels
+from ..errors import SGPVerifyError, WorkerDiedError
+from .commands import UsageError, load_matrix
+from .parser import build_parser
+
+__all__ = ["main", "build_parser", "load_matrix", "UsageError"]
+
+
+def main(argv=None, out=None, err=None):
+    """Entry point of the ``sgpverify`` command; returns the exit status."""
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        _kernels.enabled()  # a bad SGPVERIFY_KERNELS is named before any work starts
+        return args.func(args, out, err)
+    except UsageError as exc:
+        err.write(f"{exc}\n")
+        return 2
+    except WorkerDiedError as exc:  # not a user mistake, not a bug here: one line, status 3
+        err.write(f"sgpverify {args.command}: error: {exc}\n")
+        return 3
+    except (ValueError, TypeError, SGPVerifyError) as exc:  # includes DistributedError, ClusterError
+        cmd = getattr(locals().get("args"), "command", None)
+        prefix = f"sgpverify {cmd}" if cmd else "sgpverify"
+        err.write(f"{prefix}: error: {exc}\n")
+        return 2
+    except KeyboardInterrupt:
+        err.write("sgpverify: interrupted\n")
+        return 130
+    except Exception:  # a bug, not a user mistake: show it, with a distinct status
+        import traceback
+
+        traceback.print_exc(file=err)
+        err.write("sgpverify: internal error (please report it with the command above)\n")
+        return 3

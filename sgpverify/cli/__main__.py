@@ -1,0 +1,7 @@
+"""``python -m sgpverify.cli``: the ``sgpverify`` command."""
+
+import sys
+
+from . import main
+
+sys.exit(main())

@@ -1,0 +1,481 @@
+"""The subcommands of ``sgpverify``: each ``cmd_NAME(args, out, err)`` returns the exit status.
+
+User mistakes raise :class:`UsageError` (one line naming the option and the value, exit 2).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from .. import graphs
+from .._json import jsonable
+
+__all__ = [
+    "UsageError",
+    "cmd_mixing",
+    "cmd_simulate",
+    "cmd_verify",
+    "cmd_run",
+    "cmd_distributed",
+    "load_matrix",
+]
+
+
+class UsageError(Exception):
+    """Raised for user mistakes; printed in one line, exit status 2."""
+
+
+def _executor_args(a, cmd):
+    """workers and scheduler of verify/run, checked: --workers defaults to all cores, unless --scheduler."""
+    from .._validate import check_int
+
+    if a.scheduler is not None:
+        if a.workers is not None:
+            raise UsageError(
+                f"sgpverify {cmd}: error: --workers and --scheduler are exclusive (the cluster has its "
+                f"own workers), got --workers {a.workers} and --scheduler {a.scheduler!r}"
+            )
+        a.workers = 1
+    elif a.workers is None:
+        import os
+
+        a.workers = max(1, os.cpu_count() or 1)
+    try:
+        check_int("--workers", a.workers, min_value=1)
+    except ValueError as exc:
+        raise UsageError(f"sgpverify {cmd}: error: {exc}") from None
+    return None if a.no_cache else a.cache
+
+
+class _UnitProgress:
+    """Counts finished units (and those loaded from the cache), with an optional bar on stderr."""
+
+    def __init__(self, a, err, total, desc):
+        self.total, self.cached, self.bar = total, 0, None
+        if not a.no_progress:
+            from tqdm import tqdm
+
+            self.bar = tqdm(
+                total=total,
+                desc=desc,
+                unit="unit",
+                file=err,
+                mininterval=0.5,
+                bar_format="{desc}: {n_fmt}/{total_fmt} units, {elapsed} {postfix}",
+            )
+
+    def __call__(self, msg):
+        self.cached += msg.endswith(": cached")
+        if self.bar is not None:
+            self.bar.set_postfix_str(msg, refresh=False)
+            self.bar.update(1)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+    def note(self, cache):
+        return f", {self.cached} of {self.total} units from the cache {cache}" if self.cached else ""
+
+
+def _connect(a):
+    """A dask client for --scheduler (checked before anything runs), or None."""
+    if a.scheduler is None:
+        return None, False
+    from ..sweep import connect
+
+    return connect(a.scheduler, sname="--scheduler")
+
+
+def load_matrix(path):
+    """Load a matrix from ..npy, .npz (scipy sparse), .mtx or text (CSV or whitespace)."""
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError(f"sgpverify mixing: error: --matrix must name an existing file, got {str(path)!r}")
+    try:
+        if p.suffix == ".npy":
+            return np.load(p, allow_pickle=False)
+        if p.suffix == ".npz":
+            import scipy.sparse as sp
+
+            return sp.load_npz(p)
+        if p.suffix == ".mtx":
+            import scipy.io
+
+            return scipy.io.mmread(p)
+        text = p.read_text()
+        if not text.strip():
+            raise UsageError(
+                f"sgpverify mixing: error: --matrix file {str(path)!r} must hold a matrix, got an empty file"
+            )
+        delim = "," if "," in text else None
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # numpy's "input contained no data" is an error here
+            return np.atleast_2d(np.loadtxt(p, delimiter=delim, ndmin=2))
+    except UsageError:
+        raise
+    except Exception as exc:  # unreadable file: a user mistake
+        raise UsageError(f"sgpverify mixing: error: --matrix file {str(path)!r} could not be read: {exc}") from None
+
+
+def _topology_from_args(a):
+    if a.nodes is None:
+        raise UsageError("sgpverify mixing: error: --nodes is required with --topology")
+    topo = graphs.by_name(a.topology, a.nodes, peers=a.peers, seed=a.seed, p=a.edge_prob, rows=a.rows)
+    if a.drop_prob is not None:
+        topo = graphs.with_link_failures(topo, a.drop_prob, seed=a.seed)
+    if a.stragglers:
+        topo = graphs.with_stragglers(topo, a.stragglers, a.straggle_every)
+    return topo
+
+
+def cmd_mixing(a, out, err=None):
+    from ..assumptions import check_mixing
+
+    if a.topology is not None:
+        source = _topology_from_args(a)
+    else:
+        if a.nodes is not None:
+            raise UsageError("sgpverify mixing: error: --nodes applies to --topology, not --matrix")
+        from ..mixing import check_column_stochastic
+
+        mats = []
+        for i, f in enumerate(a.matrix):
+            name = "P" if len(a.matrix) == 1 else f"P^({i})"
+            try:
+                # shape, finiteness and signs are input errors (exit 2); column
+                # sums and self-weights are assumptions that the report measures
+                mats.append(
+                    check_column_stochastic(
+                        load_matrix(f), atol=float("inf"), name=name, require_positive_diagonal=False
+                    )
+                )
+            except (ValueError, TypeError) as exc:
+                raise UsageError(f"sgpverify mixing: error: {exc} (in {f})") from None
+        source = mats if len(mats) > 1 else mats[0]
+    report = check_mixing(
+        source,
+        tau=a.tau,
+        delay=a.delay,
+        horizon=a.horizon,
+        seed=a.seed,
+        weights=a.weights,
+        envelope_horizon=a.envelope_horizon,
+        lyapunov_steps=a.lyapunov_steps,
+        columns=a.columns,
+    )
+    if a.json:
+        out.write(json.dumps(report.to_dict()) + "\n")
+    else:
+        out.write(str(report) + "\n")
+    return 0 if report.passed else 1
+
+
+def cmd_simulate(a, out, err=None):
+    from .. import problems
+    from .._validate import check_int
+    from ..engine import simulate
+
+    check_int("nodes", a.nodes, min_value=1)
+    check_int("dim", a.dim, min_value=1)
+    check_int("iters", a.iters, min_value=0)
+    if a.seed is None:  # fresh entropy, recorded in the output so that the run can be repeated
+        a.seed = int(np.random.SeedSequence().entropy)
+    check_int("seed", a.seed, min_value=0)
+    prob = problems.by_name(a.problem, a.nodes, a.dim, seed=a.seed)
+    topo = graphs.by_name(a.topology, a.nodes, peers=a.peers, seed=a.seed)
+    if a.message_loss is not None:
+        topo = graphs.with_message_loss(topo, a.message_loss, seed=a.seed)
+    record_every = a.record_every if a.record_every is not None else max(1, a.iters // 100)
+    bar = None
+    if not a.no_progress and a.iters >= 2000:
+        from tqdm import tqdm
+
+        bar = tqdm(total=a.iters, desc="simulate", unit="it", file=err or sys.stderr, mininterval=0.5)
+    import warnings
+
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", RuntimeWarning)
+            trace = simulate(
+                prob,
+                topo,
+                step_size=a.step_size,
+                n_iter=a.iters,
+                tau=a.tau,
+                delay=a.delay,
+                algorithm=a.algorithm,
+                replicas=a.replicas,
+                seed=a.seed,
+                record_every=record_every,
+                momentum=a.momentum,
+                nesterov=a.nesterov,
+                send_before_step=a.send_before_step,
+                average_every=a.average_every,
+                progress=(lambda k: bar.update(1)) if bar else None,
+            )
+    finally:
+        if bar is not None:
+            bar.close()
+    for w in caught:  # one line each, on stderr
+        (err or sys.stderr).write(f"sgpverify simulate: warning: {w.message}\n")
+    if a.json:
+        d = trace.to_dict()
+        d["constants"] = {"L": prob.L, "sigma2": prob.sigma2, "zeta2": prob.zeta2, "f_lower": prob.f_lower}
+        d.update(d["final"])
+        out.write(json.dumps(jsonable(d)) + "\n")
+        return 0
+    f = trace.final()
+    rows = [
+        (
+            "problem",
+            f"{prob.name} (n={a.nodes}, d={a.dim}; L={prob.L:.4g}, sigma2={prob.sigma2:.4g}, zeta2={prob.zeta2:.4g})",
+        ),
+        ("topology", trace.topology),
+        ("algorithm", a.algorithm + (f", tau={a.tau} ({trace.delay})" if a.tau else "")),
+        (
+            "iterations, step size",
+            f"{a.iters}, {a.step_size:g}" + (f", {a.replicas} replicas" if a.replicas > 1 else ""),
+        ),
+        ("seed", str(trace.seed)),
+        ("consensus", f"{f['consensus']:.6g}   (1/n) sum_i ||z_i - xbar||^2"),
+        ("grad_norm_sq", f"{f['grad_norm_sq']:.6g}   ||grad f(xbar)||^2"),
+        ("value", f"{f['value']:.6g}   f(xbar)"),
+        (
+            "mass_error",
+            f"{f['mass_error']:.3g}" + (f"   (lost in flight: {f['mass_lost']:.3g})" if a.message_loss else ""),
+        ),
+        ("weight_error", f"{f['weight_error']:.3g}"),
+        ("weights", f"[{f['weight_min']:.4g}, {f['weight_max']:.4g}]"),
+        (
+            "effective step",
+            f"{trace.effective_step_max:.4g}   max step_size / w_min (1/L = "
+            f"{1 / prob.L if prob.L else float('inf'):.4g})",
+        ),
+    ]
+    width = max(len(k) for k, _ in rows)
+    out.write("\n".join(f"{k.ljust(width)}  {v}" for k, v in rows) + "\n")
+    return 0
+
+
+def _suite_config(a):
+    """The SuiteConfig of ``sgpverify verify``: preset, then --config, then options."""
+    from .._validate import read_toml
+    from ..suite import FULL, QUICK, config_from_dict, validate_config
+
+    base = QUICK if a.quick else FULL
+    if a.config is not None:
+        raw = read_toml(a.config, "--config")
+        if "topology" in raw:
+            raw["topologies"] = [raw.pop("topology")]
+        base = config_from_dict(raw, base, source=a.config)
+    over = {}
+    if a.topology is not None:
+        over["topologies"] = (a.topology,)
+    for opt, field in (
+        ("nodes", "n"),
+        ("peers", "peers"),
+        ("edge_prob", "edge_prob"),
+        ("rows", "rows"),
+        ("tau", "tau"),
+        ("delay", "delay"),
+        ("problem", "problem"),
+        ("dim", "d"),
+    ):
+        val = getattr(a, opt)
+        if val is not None:
+            over[field] = val
+    if a.edge_prob is not None and not (0.0 < a.edge_prob <= 1.0):
+        raise UsageError(f"sgpverify verify: error: --edge-prob must be in (0, 1], got {a.edge_prob}")
+    if a.peers is not None and a.peers < 1:
+        raise UsageError(f"sgpverify verify: error: --peers must be an integer >= 1, got {a.peers}")
+    cfg = config_from_dict(over, base)
+    return validate_config(cfg)
+
+
+def cmd_verify(a, out, err=None):
+    from .._validate import check_int
+    from ..report import format_table, summary_line, write_report
+    from ..suite import plan_units, run_suite
+
+    check_int("seed", a.seed, min_value=0)
+    cache = _executor_args(a, "verify")
+    out_dir = Path(a.out)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UsageError(f"sgpverify verify: error: --out must be a directory, got existing file {a.out!r}")
+    cfg = _suite_config(a)
+    err = err or sys.stderr
+    client, owned = _connect(a)
+    progress = _UnitProgress(a, err, len(plan_units(cfg, a.controls, a.only)), f"verify ({cfg.name})")
+    try:
+        result = run_suite(
+            cfg,
+            seed=a.seed,
+            progress=progress,
+            controls=a.controls,
+            only=a.only,
+            workers=a.workers,
+            scheduler=client,
+            cache=cache,
+        )
+    finally:
+        progress.close()
+        if owned:
+            client.close()
+    report = write_report(result, out_dir)
+    if a.json:
+        d = result.to_dict()
+        d["report"] = str(report)
+        out.write(json.dumps(jsonable(d)) + "\n")
+    else:
+        out.write(format_table(result.checks) + "\n")
+        out.write(
+            f"\n{summary_line(result)}; report: {report} ({result.seconds:.0f} s, preset {cfg.name}, "
+            f"seed {a.seed}{progress.note(cache)})\n"
+        )
+    return result.status
+
+
+def cmd_distributed(a, out, err=None):
+    from .. import distributed as D
+
+    ok, why = D.available()
+    if not ok:
+        raise UsageError(f"sgpverify distributed: error: {why}")
+    if a.study == "stragglers":
+        res = D.straggler_study(
+            nproc=a.nproc,
+            iters=a.iters,
+            topology=a.topology,
+            problem=a.problem,
+            dim=a.dim,
+            step_size=a.step_size,
+            seed=a.seed,
+            timeout=a.timeout,
+        )
+        fig = _straggler_figure(res, Path(a.out))
+        if a.json:
+            out.write(
+                json.dumps(
+                    jsonable({"rows": res["rows"], "target": res["target"], "setup": res["setup"], "figure": str(fig)})
+                )
+                + "\n"
+            )
+        else:
+            out.write(f"target ||grad f(xbar)||^2 <= {res['target']:.4g}; setup {res['setup']}\n")
+            for r in res["rows"]:
+                ttt = "not reached" if r["time_to_target"] is None else f"{r['time_to_target']:.3f} s"
+                out.write(
+                    f"{r['algorithm']:<10} time to target {ttt:<12} {r['iters_per_second']:7.1f} it/s  "
+                    f"final f = {r['final_value']:.6g}\n"
+                )
+            out.write(f"figure: {fig}\n")
+        return 0
+    alg = a.algorithm or ("osgp" if a.tau >= 1 else "sgp")
+    cfg = D.RunConfig(
+        nproc=a.nproc,
+        iters=a.iters,
+        algorithm=alg,
+        tau=a.tau,
+        topology=a.topology,
+        problem=a.problem,
+        dim=a.dim,
+        step_size=a.step_size,
+        seed=a.seed,
+        timeout=a.timeout,
+    )
+    res = D.launch(cfg)
+    d = {
+        "algorithm": alg,
+        "nproc": a.nproc,
+        "iters": a.iters,
+        "tau": a.tau,
+        "wall_seconds": res.wall_seconds,
+        "final_consensus": float(res.consensus()[-1]),
+    }
+    if a.check:
+        d.update(D.check_against_simulator(res))
+    if a.json:
+        out.write(json.dumps(jsonable(d)) + "\n")
+    else:
+        width = max(len(k) for k in d)
+        out.write("\n".join(f"{k.ljust(width)}  {v}" for k, v in d.items()) + "\n")
+    return 0
+
+
+def _straggler_figure(res, outdir):
+    from ..plots import pyplot
+
+    plt = pyplot()
+    outdir.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots()
+    for alg, (t, v) in res["curves"].items():
+        ax.plot(t, v, label=alg)
+    ax.set(xlabel="wall-clock time (s)", ylabel="f(xbar(t))", title="Slow node and slow links, localhost")
+    ax.legend(fontsize=8)
+    path = outdir / "stragglers.png"
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def cmd_run(a, out, err=None):
+    from ..report import plan_configs, run_configs
+
+    cache = _executor_args(a, "run")
+    planned = plan_configs(a.configs, cache_dir=cache)
+    client, owned = _connect(a)
+    progress = _UnitProgress(a, err or sys.stderr, sum(len(p.units) for p in planned), "run")
+    try:
+        outs = run_configs(
+            a.configs,
+            out=a.out,
+            cache_dir=cache,
+            workers=a.workers,
+            scheduler=client,
+            progress=progress,
+            planned=planned,
+            option_names=("--workers", "--scheduler"),
+        )
+    finally:
+        progress.close()
+        if owned:
+            client.close()
+    for path, (result, paths, hit) in zip(a.configs, outs):
+        state = "cached" if hit else "ran"
+        figs = ", ".join(str(p) for p in paths.values()) or "no figures"
+        out.write(f"{path}: {state}; {figs}\n")
+        for line in _fit_lines(result):
+            out.write(f"  {line}\n")
+    return 0
+
+
+def _fit_lines(result):
+    """The asymptotic-exponent tests of rate experiments (the suite's statistic), per schedule."""
+    from .. import rates
+    from ..suite import RATE_DELTA, RATE_OMEGA
+
+    if not isinstance(result, dict) or "schedules" not in result or "Ks" in result:  # "Ks": speedup
+        return []
+    lines = []
+    for label, sch in result["schedules"].items():
+        runs = sch.get("runs", [])
+        if not runs or "stationarity" not in runs[0]:
+            continue
+        x = np.array([r["K"] for r in runs], float)
+        if len(x) < 2 or len(runs[0]["stationarity"]) < 2:
+            continue
+        for key, pred in (("stationarity", -0.5), ("consensus", -1.0)):
+            Y = np.array([r[key] for r in runs]).T
+            if np.any(Y <= 0):
+                continue
+            t = rates.test_exponent(x, Y, predicted=pred, delta=RATE_DELTA, omega=RATE_OMEGA)
+            lines.append(f"{label} {key} vs K: {t}; local slopes " + ", ".join(f"{v:.3f}" for v in t.local_slopes))
+    return lines

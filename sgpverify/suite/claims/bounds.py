@@ -1,0 +1,253 @@
+"""Claims on upper bounds: Theorem 1, the descent inequality, the consensus and combined bounds."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import stats
+
+from ... import theory
+from ..records import Claim, make_control
+from .common import combine, mean_se
+
+__all__ = [
+    "THEOREM1_BOUND",
+    "DESCENT_INEQUALITY",
+    "CONSENSUS_BOUND",
+    "COMBINED_BOUND",
+    "check_theorem1",
+    "check_descent",
+    "check_consensus_bound",
+    "check_combined_bound",
+]
+
+
+def _delta_of(const, f0):
+    fs = const.get("f_star")
+    return (
+        (f0 - fs, "f(xbar^0) - f*") if fs is not None else (f0 - const["f_lower"], "f(xbar^0) - f_lower (f* unknown)")
+    )
+
+
+def check_theorem1(cfg, data):
+    """Theorem 1's bound where the (known part of the) threshold is reached."""
+    th = data["theorem"]
+    const = th["constants"]
+    parts, verdicts, worst = [], [], None
+    for label, e in th["schedules"].items():
+        thr = e.get("threshold")
+        no = e.get("threshold_no_log10")
+        no_s = f"; with the Nedic-Olshevsky constants the threshold is 10^{no:.3g}" if no is not None else ""
+        if thr is None:
+            parts.append(f"{label}: no envelope (C, q) measured: outside what the suite can place{no_s}")
+            verdicts.append("inconclusive")
+            continue
+        if e["run"] is None:
+            fit_s = (
+                f" (with the fitted pair C = {e['C_fit']:.3g}, q = {e['q_fit']:.3g} it would be "
+                f"{e['threshold_fit']:.3g})"
+                if e.get("threshold_fit")
+                else ""
+            )
+            parts.append(
+                f"{label}: outside the theorem's regime: threshold (known part) {thr:.3g} with the envelope "
+                f"C = {e['C']:.3g}, q = {e['q']:.3g} exceeds the largest K run ({cfg.theorem_K_cap})"
+                f"{fit_s}{no_s}"
+            )
+            verdicts.append("outside")
+            continue
+        r = e["run"]
+        f0 = float(np.mean(r["f0"]))
+        Delta, how = _delta_of(const, f0)
+        bound = theory.evaluate(
+            theory.PUBLISHED_BOUND, Delta=Delta, L=const["L"], sigma2=const["sigma2"], n=cfg.n, K=r["K"]
+        )
+        m, se = mean_se(r["stationarity"])
+        ratio = m / bound
+        upper = (
+            (m + stats.t.ppf(0.95, len(r["stationarity"]) - 1) * se) / bound if len(r["stationarity"]) > 1 else ratio
+        )
+        ok = ratio <= 1.0
+        verdicts.append("pass" if ok else "fail")
+        worst = ratio if worst is None else max(worst, ratio)
+        parts.append(
+            f"{label}: K = {r['K']} >= threshold (known part) {thr:.3g} from the envelope C = {e['C']:.3g}, "
+            f"q = {e['q']:.3g}; measured {m:.4g} vs bound {bound:.4g}, slack factor measured/bound = "
+            f"{ratio:.3g} (one-sided 95% upper {upper:.3g}); Delta = {how} = {Delta:.4g}{no_s}"
+        )
+    in_regime = [v for v in verdicts if v != "outside"]
+    if not in_regime:
+        verdict = "inconclusive"
+        measured = "outside the theorem's regime on every schedule"
+    else:
+        verdict = combine(in_regime)
+        measured = f"slack {worst:.3g}" if worst is not None else "n/a"
+    return dict(
+        verdict=verdict,
+        measured=measured,
+        predicted="<= 1 where K >= threshold",
+        detail="; ".join(parts),
+        extra={"slack": worst},
+    )
+
+
+THEOREM1_BOUND = Claim(
+    "theorem1-bound",
+    "Theorem 1: (1/K) sum E||grad f(xbar^k)||^2 <= 12 (f(xbar^0) - f* + L sigma^2/2)/sqrt(nK) for K above "
+    "a threshold (known part max(n L^4 C^4 60^2/(1-q)^4, n))",
+    ("theorem",),
+    "measured / bound at K = max(threshold, K_max), Delta with the true f*",
+    "pass iff measured/bound <= 1 on every schedule where a run reaches the threshold computed from the "
+    "envelope (C, q) minimising it among envelopes valid over the horizon; inconclusive (outside the "
+    "theorem's regime) where no run reaches it; fail iff > 1 where it applies",
+    make_control(
+        "biased-gradient",
+        "a constant gradient bias of norm sigma (e.g. a biased compressor)",
+        ("theorem",),
+        bias=1.0,
+    ),
+    check_theorem1,
+)
+
+
+def check_descent(cfg, data):
+    """Descent inequality (a), run by run: E[LHS - RHS] <= 0 not rejected at 95%."""
+    verdicts, parts, worst = [], [], -math.inf
+    for r in data["descent"]["runs"]:
+        diff = np.asarray(r["lhs"]) - np.asarray(r["rhs"])
+        m, se = mean_se(diff)
+        tq = stats.t.ppf(0.95, len(diff) - 1)
+        rel = float(np.mean(r["lhs"]) / np.mean(r["rhs"]))
+        if r["gamma_L"] > 1:
+            verdicts.append("inconclusive")
+            note = " (gamma L > 1: outside the inequality's hypothesis)"
+        else:
+            verdicts.append("pass" if m - tq * se <= 0 else "fail")
+            note = ""
+        worst = max(worst, rel)
+        parts.append(
+            f"{r['label']} K={r['K']}: LHS/RHS = {rel:.3g} (gamma L = {r['gamma_L']:.2f}; weights down to "
+            f"{r['weight_min']:.2g}, effective step gamma/w_min = {r['effective_step']:.3g} vs 1/L = "
+            f"{1 / (r['gamma_L'] / r['gamma']):.3g}){note}"
+        )
+    return dict(
+        verdict=combine(verdicts),
+        measured=f"max LHS/RHS = {worst:.3g}",
+        predicted="<= 1",
+        detail="; ".join(parts),
+        extra={"slack": worst},
+    )
+
+
+DESCENT_INEQUALITY = Claim(
+    "descent-inequality",
+    "docs/theory.md (a): (1/K) sum E||grad f(xbar^k)||^2 <= 2(f0 - E f(xbar^K))/(gamma K) + L gamma "
+    "sigma^2/n + L^2 Xi for gamma <= 1/L",
+    ("descent",),
+    "LHS - RHS per replica, one-sided t over replicas",
+    "pass iff E[LHS - RHS] <= 0 is not rejected at 95% in every run; inconclusive where gamma L > 1",
+    make_control(
+        "biased-gradient",
+        "a constant gradient bias of norm sigma (e.g. a biased compressor)",
+        ("descent",),
+        bias=1.0,
+    ),
+    check_descent,
+)
+
+
+def _bound_inputs(cfg, data, label, r):
+    mx = data["mixing"]["schedules"][label]
+    return mx.get("S2"), r["weight_min"], math.sqrt(r["G2sq"]) if r.get("G2sq") else None
+
+
+def check_consensus_bound(cfg, data):
+    """Consensus bound (b2), run by run: max_k E Xi^k <= (gamma S2 G2 / delta)^2."""
+    verdicts, parts, worst = [], [], 0.0
+    for label, sch in data["rates"]["schedules"].items():
+        for r in sch["runs"]:
+            S2, delta, G2 = _bound_inputs(cfg, data, label, r)
+            if S2 is None or G2 is None or not math.isfinite(S2) or delta <= 0:
+                verdicts.append("inconclusive")
+                parts.append(f"{label} K={r['K']}: S2 or delta not measurable")
+                continue
+            bound = theory.evaluate(theory.CONSENSUS_BOUND_L2, gamma=r["gamma"], S2=S2, G2=G2, delta=delta)
+            ratio = r["consensus_max"] / bound
+            worst = max(worst, ratio)
+            verdicts.append("pass" if ratio <= 1 else "fail")
+        parts.append(f"{label}: S2 = {S2:.3g}; worst max_k Xi^k / bound over K = {worst:.3g}")
+    return dict(
+        verdict=combine(verdicts),
+        measured=f"max ratio {worst:.3g}",
+        predicted="<= 1",
+        detail="; ".join(parts),
+        extra={"slack": worst},
+    )
+
+
+CONSENSUS_BOUND = Claim(
+    "consensus-bound",
+    "docs/theory.md (b2): E Xi^k <= (gamma S2 G2 / delta)^2 for every k",
+    ("rates", "mixing"),
+    "max over k of the replica mean of Xi^k over the bound, each run",
+    "pass iff max_k E Xi^k <= bound in every run (S2 measured on the schedule, G2 and delta on the run)",
+    make_control(
+        "no-debias",
+        "push-sum without de-biasing (z = x) on a schedule whose weights move",
+        ("rates",),
+        debias=False,
+    ),
+    check_consensus_bound,
+)
+
+
+def check_combined_bound(cfg, data):
+    """Combined bound (c2), run by run: stationarity average <= descent RHS with Xi bounded by (b2)."""
+    const = data["rates"]["constants"]
+    verdicts, parts, worst = [], [], 0.0
+    for label, sch in data["rates"]["schedules"].items():
+        for r in sch["runs"]:
+            S2, delta, G2 = _bound_inputs(cfg, data, label, r)
+            if S2 is None or G2 is None or not math.isfinite(S2) or delta <= 0 or r["gamma"] * const["L"] > 1:
+                verdicts.append("inconclusive")
+                continue
+            Delta, how = _delta_of(const, float(np.mean(r["f0"])))
+            bound = theory.evaluate(
+                theory.COMBINED_BOUND_L2,
+                Delta=Delta,
+                gamma=r["gamma"],
+                K=r["K"],
+                L=const["L"],
+                sigma2=const["sigma2"],
+                n=r["n"],
+                S2=S2,
+                G2=G2,
+                delta=delta,
+            )
+            m, se = mean_se(r["stationarity"])
+            lower = m - stats.t.ppf(0.95, len(r["stationarity"]) - 1) * se
+            ratio = m / bound
+            worst = max(worst, ratio)
+            verdicts.append("pass" if lower <= bound else "fail")
+        parts.append(f"{label}: worst stationarity / bound over K = {worst:.3g} (Delta = {how})")
+    return dict(
+        verdict=combine(verdicts),
+        measured=f"max ratio {worst:.3g}",
+        predicted="<= 1",
+        detail="; ".join(parts),
+        extra={"slack": worst},
+    )
+
+
+COMBINED_BOUND = Claim(
+    "combined-bound",
+    "docs/theory.md (c2): (1/K) sum E||grad f(xbar^k)||^2 <= 2 Delta/(gamma K) + L gamma sigma^2/n "
+    "+ L^2 (gamma S2 G2/delta)^2",
+    ("rates", "mixing"),
+    "stationarity average over the bound, each run, Delta with the true f*",
+    "pass iff the one-sided 95% lower confidence limit of the stationarity average is <= the bound in every "
+    "run with gamma L <= 1",
+    make_control("biased-gradient", "a constant gradient bias of norm sigma", ("rates",), bias=1.0),
+    check_combined_bound,
+)

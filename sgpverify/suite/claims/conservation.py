@@ -1,0 +1,54 @@
+"""The claim of mass conservation: push-sum keeps the average, to round-off, in every run."""
+
+from __future__ import annotations
+
+from ..experiments import EXPERIMENTS
+from ..records import Claim, make_control
+
+__all__ = ["MASS_CONSERVATION", "RECORDED", "all_runs", "check_mass"]
+
+
+#: The experiments with run records, in run order: mass conservation reads every one of them.
+RECORDED = tuple(key for key, exp in EXPERIMENTS.items() if exp.runs is not None)
+
+
+def all_runs(data: dict) -> list:
+    """Every run record of the data (of the experiments in :data:`RECORDED` that ran)."""
+    out = []
+    for key in RECORDED:
+        got = data.get(key)
+        if got is not None and not (isinstance(got, dict) and "error" in got):  # nothing ran there
+            out += EXPERIMENTS[key].runs(got)
+    return out
+
+
+def check_mass(cfg, data):
+    """Mass and weight conservation (mass in flight included) to round-off, in every run."""
+    runs = [r for r in all_runs(data) if r["algorithm"] == "sgp"]
+    me = max(r["mass_error"] / r["mass_tol"] for r in runs)
+    we = max(r["weight_error"] / r["weight_tol"] for r in runs)
+    worst = max(r["mass_error"] for r in runs)
+    ok = me <= 1 and we <= 1
+    return dict(
+        verdict="pass" if ok else "fail",
+        measured=f"mass {worst:.2e} (x{me:.2g} of tol), weight x{we:.2g} of tol",
+        predicted="0 (round-off)",
+        detail=f"{len(runs)} SGP runs; tolerance 64 eps K n scale per run",
+        extra={"slack": max(me, we)},
+    )
+
+
+MASS_CONSERVATION = Claim(
+    "mass-conservation",
+    "THEORY.md sections 2-3: xbar^{k+1} = xbar^k - (gamma/n) sum_i g_i (mass in flight included); weights sum to n",
+    RECORDED,
+    "max mass and weight error over every SGP run, over 64 eps K n scale",
+    "pass iff every mass and weight error is within 64 eps K n scale (round-off)",
+    make_control(
+        "message-loss",
+        "0.1% of messages lost in flight (the sender does not keep the share)",
+        ("rates",),
+        loss=0.001,
+    ),
+    check_mass,
+)

@@ -1,0 +1,124 @@
+"""The departures of the negative controls: :class:`Variant` and what applies it.
+
+A control reruns an experiment under a :class:`Variant`: a problem whose
+gradients depart from the declared model (:class:`Perturbed`), a schedule that
+loses messages (:func:`wrap_topology`) or never reaches node 0
+(:func:`disconnected`), push-sum without de-biasing, a constant step.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from .. import graphs
+from ..problems import replica_grads
+
+__all__ = ["Variant", "NONE", "Perturbed", "per_replica", "wrap_topology", "disconnected"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Variant:
+    """A departure from the theory's assumptions (the identity by default).
+
+    step : "sqrt" (gamma = sqrt(n/K), the claim) or "constant" (gamma =
+    sqrt(n/K_min) at every K); extra_noise : added independent gradient noise,
+    in multiples of the declared sigma^2 (99: the true variance is 100 sigma^2);
+    shared_noise : add noise of the declared variance common to all nodes (every
+    worker seeded alike), which no averaging removes; bias : a constant gradient
+    bias of norm ``bias * sqrt(sigma^2)`` (or ``bias`` when sigma^2 = 0); debias :
+    False runs push-sum without de-biasing (z = x); loss : probability that a
+    message is lost in flight (mass is not conserved); disconnect : the mixing
+    check runs on a schedule in which node 0 never receives.
+    """
+
+    name: str = "none"
+    step: str = "sqrt"
+    extra_noise: float = 0.0
+    shared_noise: bool = False
+    bias: float = 0.0
+    debias: bool = True
+    loss: float = 0.0
+    disconnect: bool = False
+
+
+NONE = Variant()
+
+
+def per_replica(grad, Z, rngs, out):
+    """``out[r] = grad(Z[r], rngs[r])`` for every replica: a wrapper's ``grad_replicas``
+    when its inner problem has none."""
+    for r, rng in enumerate(rngs):
+        out[r] = grad(Z[r], rng)
+    return out
+
+
+class Perturbed:
+    """A problem whose stochastic gradients depart from the declared model."""
+
+    def __init__(self, inner, v):
+        self._inner = inner
+        self._v = v
+        s2 = float(inner.sigma2)
+        self._scale = math.sqrt(s2 / inner.dim) if s2 > 0 else 1.0 / math.sqrt(inner.dim)
+        if v.bias:
+            self._b = np.full(inner.dim, v.bias * (math.sqrt(s2) if s2 > 0 else 1.0) / math.sqrt(inner.dim))
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+    def grad(self, z, rng):
+        g = np.array(self._inner.grad(z, rng), dtype=float)
+        v = self._v
+        if v.extra_noise:
+            g += rng.standard_normal(g.shape) * (self._scale * math.sqrt(v.extra_noise))
+        if v.shared_noise:
+            g += rng.standard_normal(g.shape[:-2] + (1, g.shape[-1])) * self._scale
+        if v.bias:
+            g += self._b
+        return g
+
+    def grad_replicas(self, Z, rngs, out):
+        """``grad(Z[r], rngs[r])`` for every replica r, into ``out`` (R, n, d): the inner
+        problem's ``grad_replicas`` when it has one, then each replica's departures drawn
+        from its own stream in ``grad``'s order (the same bits and draws); else one
+        ``grad`` call per replica."""
+        inner = replica_grads(self._inner)
+        if inner is None:
+            return per_replica(self.grad, Z, rngs, out)
+        inner(Z, rngs, out)
+        v = self._v
+        if v.extra_noise:
+            c = self._scale * math.sqrt(v.extra_noise)
+            for g, rng in zip(out, rngs):
+                g += rng.standard_normal(g.shape) * c
+        if v.shared_noise:
+            for g, rng in zip(out, rngs):
+                g += rng.standard_normal((1, g.shape[-1])) * self._scale
+        if v.bias:
+            out += self._b
+        return out
+
+
+def wrap_topology(topo, variant, seed):
+    if variant.loss:
+        if not hasattr(graphs, "with_message_loss"):  # pragma: no cover - older graphs module
+            raise RuntimeError("message-loss control needs graphs.with_message_loss")
+        return graphs.with_message_loss(topo, variant.loss, seed=seed)
+    return topo
+
+
+def disconnected(topo):
+    """The same schedule with every message to node 0 removed: node 0 never receives."""
+
+    class _NoInto0(graphs.Topology):
+        def __init__(self, base):
+            self.n, self.period, self.name, self._base = base.n, base.period, f"{base.name} minus edges into 0", base
+
+        def _edges(self, k):
+            e = self._base.edges(k)
+            return e[e[:, 1] != 0]
+
+    return _NoInto0(topo)

@@ -1,0 +1,46 @@
+"""The tau-OSGP experiment: every tau of ``taus`` on the setting's first schedule."""
+
+from __future__ import annotations
+
+from ..departures import NONE
+from ..products import product_constants
+from ..runs import run_one
+from ..setting import resolve_problem, setting_schedules
+
+__all__ = ["exp_delays", "complete_delays_control"]
+
+
+def _delay_Ks(cfg):
+    """K ladder of the delay experiment: the ratio check's ``delay_Ks`` and the exponent's ``Ks``."""
+    return tuple(sorted(set(cfg.delay_Ks) | set(cfg.Ks)))
+
+
+def exp_delays(cfg, seed, variant=NONE, progress=None):
+    """tau-OSGP on the setting's first schedule, random delays: stationarity and consensus
+    averages for tau in ``taus`` at every K of ``delay_Ks`` and ``Ks`` (the ratio check reads
+    the first, the per-tau exponent the second), and the product constant S2 of each tau for
+    the consensus bound (b2)."""
+    prob = resolve_problem(cfg.problem, cfg)(cfg.n, seed)
+    label, make = setting_schedules(cfg)[0]
+    topo = make(cfg.n, seed)
+    runs = []
+    for K in _delay_Ks(cfg):
+        for tau in cfg.taus:
+            if tau == 0 and variant != NONE:
+                continue  # a control's departure concerns the delayed runs: the reference comes from the main run
+            r = run_one(cfg, prob, topo, K, seed, variant, tau=tau, delay="random", replicas=cfg.delay_replicas)
+            runs.append(r)
+            if progress:
+                progress(f"delays K={K} tau={tau}")
+    products = {}
+    for tau in cfg.taus if variant == NONE else ():  # the schedule's constants: the control's are the same
+        pc = product_constants(topo, tau, "random", seed, cfg.bound_horizon)
+        products[str(tau)] = {k: pc.get(k) for k in ("S2", "q_tail", "product_note")}
+    return {"runs": runs, "schedule": label, "products": products}
+
+
+def complete_delays_control(main: dict, ctl: dict) -> dict:
+    """A control's delay data with the main run's tau = 0 reference and product constants (the
+    control's departure concerns the delayed runs; the schedule's constants are the same)."""
+    ref = [r for r in main["runs"] if r["tau"] == 0]
+    return {**ctl, "runs": ref + ctl["runs"], "products": main["products"]}

@@ -1,0 +1,60 @@
+"""Experiments along ladders of K, n and budgets: the rates and the speedup."""
+
+from __future__ import annotations
+
+from ..departures import NONE
+from ..runs import problem_constants, run_one
+from ..setting import resolve_problem, resolve_topology, setting_schedules
+
+__all__ = ["exp_rates", "exp_speedup", "exp_complexity"]
+
+
+def exp_rates(cfg, seed, variant=NONE, progress=None, schedules=None):
+    """Stationarity and consensus averages against K, gamma = sqrt(n/K), on every schedule."""
+    make_prob = resolve_problem(cfg.problem, cfg)
+    prob = make_prob(cfg.n, seed)
+    out = {}
+    for label, make in schedules or setting_schedules(cfg):
+        topo = make(cfg.n, seed)
+        runs = []
+        for K in cfg.Ks:
+            runs.append(run_one(cfg, prob, topo, K, seed, variant, replicas=cfg.rate_replicas, states=variant == NONE))
+            if progress:
+                progress(f"rates {label} K={K}")
+        out[label] = {"topology": topo.name, "runs": runs}
+    return {"n": cfg.n, "problem": repr(prob), "constants": problem_constants(prob), "schedules": out}
+
+
+def exp_speedup(cfg, seed, variant=NONE, progress=None, schedules=None):
+    """Stationarity average against n at each K of ``speedup_Ks`` (gamma = sqrt(n/K))."""
+    make_prob = resolve_problem(cfg.problem, cfg)
+    out = {}
+    for label, make in schedules or setting_schedules(cfg):
+        runs = []
+        for n in cfg.speedup_ns:
+            prob = make_prob(n, seed)
+            topo = make(n, seed)
+            for K in cfg.speedup_Ks:
+                runs.append(run_one(cfg, prob, topo, K, seed, variant, replicas=cfg.speedup_replicas))
+                if progress:
+                    progress(f"speedup {label} n={n} K={K}")
+        out[label] = {"runs": runs}
+    return {"Ks": list(cfg.speedup_Ks), "ns": list(cfg.speedup_ns), "schedules": out}
+
+
+def exp_complexity(cfg, seed, variant=NONE, progress=None):
+    """Stationarity averages for n in ``complexity_ns`` at a ladder of total budgets T = n K
+    (``complexity_budgets``), gamma = sqrt(n/K), on the exponential graph."""
+    make_prob = resolve_problem(cfg.problem, cfg)
+    make_topo = resolve_topology("exponential", cfg)
+    runs = []
+    for n in cfg.complexity_ns:
+        prob = make_prob(n, seed)
+        topo = make_topo(n, seed)
+        for T in cfg.complexity_budgets:
+            r = run_one(cfg, prob, topo, T // n, seed, variant, replicas=cfg.complexity_replicas)
+            r["budget"] = T
+            runs.append(r)
+            if progress:
+                progress(f"complexity n={n} T={T}")
+    return {"ns": list(cfg.complexity_ns), "budgets": list(cfg.complexity_budgets), "runs": runs}

@@ -1,0 +1,132 @@
+"""The suite's records: claims with their controls, checks, results, exit status."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import os
+from typing import Callable
+
+from .. import __version__
+from .config import SuiteConfig
+from .departures import Variant
+
+__all__ = ["Claim", "Control", "Check", "SuiteResult", "exit_status", "NotApplicable", "make_control", "code_of"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Control:
+    """The negative control of a check: a departure on which the check must fail."""
+
+    name: str
+    description: str
+    variant: Variant
+    experiments: tuple  # experiment keys re-run under the variant
+
+
+def make_control(name, desc, exps, **variant):
+    return Control(name, desc, Variant(name=name, **variant), exps)
+
+
+@dataclasses.dataclass(frozen=True)
+class Claim:
+    """One checkable statement: the paper's claim, its experiment, criterion and control."""
+
+    name: str
+    statement: str
+    experiments: tuple
+    statistic: str
+    criterion: str
+    control: Control
+    check: object  # function (cfg, data) -> dict(verdict, measured, predicted, detail, extra)
+
+
+@dataclasses.dataclass(frozen=True)
+class Check:
+    """One verdict: ``pass``, ``fail`` or ``inconclusive``, with what was measured."""
+
+    name: str
+    verdict: str
+    measured: str
+    predicted: str
+    criterion: str
+    detail: str
+    code: str
+    extra: dict = dataclasses.field(default_factory=dict)
+    control: dict | None = None
+
+    @property
+    def passed(self):
+        return self.verdict == "pass"
+
+    def to_dict(self):
+        d = {k: getattr(self, k) for k in ("name", "verdict", "measured", "predicted", "criterion", "detail", "code")}
+        d.update(self.extra)
+        if self.control is not None:
+            d["control"] = self.control
+        return d
+
+
+@dataclasses.dataclass(frozen=True)
+class SuiteResult:
+    """Checks, raw data of every experiment, configuration, seed and timing."""
+
+    config: SuiteConfig
+    seed: int
+    checks: tuple
+    data: dict
+    seconds: float
+    controls: bool = False
+
+    @property
+    def passed(self):
+        return all(c.passed for c in self.checks) and self.controls_detected
+
+    @property
+    def controls_detected(self):
+        return all(c.control is None or c.control["detected"] for c in self.checks)
+
+    @property
+    def status(self):
+        """Exit status of ``sgpverify verify``: see :func:`exit_status`."""
+        return exit_status(self)
+
+    def to_dict(self):
+        return {
+            "status": {0: "pass", 1: "fail", 4: "inconclusive"}[self.status],
+            "checks": [c.to_dict() for c in self.checks],
+            "config": self.config.to_dict(),
+            "seed": self.seed,
+            "seconds": self.seconds,
+            "controls": self.controls,
+            "version": __version__,
+        }
+
+
+def exit_status(result):
+    """0 every check passes (and every control run is detected); 1 some check fails
+    or some control is not detected; 4 none fails but some are inconclusive."""
+    if any(c.verdict == "fail" for c in result.checks) or not result.controls_detected:
+        return 1
+    if any(c.verdict == "inconclusive" for c in result.checks):
+        return 4
+    return 0
+
+
+class NotApplicable(Exception):
+    """An experiment that the setting cannot run (its checks are inconclusive, saying why)."""
+
+
+#: The folder that holds the ``sgpverify`` package: code references are relative to it.
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def code_of(fn: Callable) -> str:
+    """Where a check is: ``"sgpverify/suite/claims/bounds.py:18 (check_theorem1)"``."""
+    try:
+        path = inspect.getsourcefile(fn)
+        line = inspect.getsourcelines(fn)[1]
+        rel = os.path.relpath(path, _ROOT)
+        return f"{rel}:{line} ({fn.__name__})"
+    except (TypeError, OSError):  # pragma: no cover
+        return fn.__name__

@@ -1,0 +1,348 @@
+"""Running the suite: plan the units, run them on any executor, evaluate the claims."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from typing import Any, Callable, Iterable
+
+from .._validate import check_int
+from ..sweep import Unit, UnitCache, connect, run_units, unit_key
+from .claims import CHECK_NAMES, CLAIMS
+from .config import PRESETS, QUICK, SuiteConfig, config_from_dict, validate_config
+from .departures import NONE, Variant
+from .experiments import EXPERIMENTS, run_experiments
+from .records import Check, Claim, SuiteResult, code_of
+from .setting import setting_code, upload_files
+
+__all__ = [
+    "plan_units",
+    "run_suite",
+    "verify",
+    "evaluate",
+    "make_check",
+    "run_unit",
+    "suite_unit",
+    "control_data",
+    "needs_of",
+]
+
+
+def needs_of(keys) -> list[str]:
+    """The experiments whose main data the experiments ``keys`` take (their ``needs``), in order."""
+    return list(dict.fromkeys(need for k in keys for need in EXPERIMENTS[k].needs))
+
+
+def evaluate(claim: Claim, cfg: SuiteConfig, data: dict) -> dict:
+    """The check's result dict on ``data``: the claim's check, or inconclusive (saying why)
+    where an experiment it reads, or one such an experiment took its data from, has an error."""
+    errors = [
+        f"{k}: {data[k]['error']}"
+        for k in claim.experiments
+        if k in data and "error" in data[k] and not data[k].get("not_applicable")
+    ]
+    errors += [f"{k}: {data[k]['error']}" for k in needs_of(claim.experiments) if "error" in data.get(k, {})]
+    na = [f"{k}: {data[k]['error']}" for k in claim.experiments if data.get(k, {}).get("not_applicable")]
+    if na and len(na) == len([k for k in claim.experiments if k in data]):  # else the check uses the others
+        return dict(
+            verdict="inconclusive", measured="not applicable to this setting", predicted="-", detail="; ".join(na)
+        )
+    if errors:
+        return dict(
+            verdict="inconclusive",
+            measured="a run diverged",
+            predicted="-",
+            detail="; ".join(errors) + " (outside the step-size regime of the analysis: see the effective "
+            "step gamma / w_min against 1/L)",
+        )
+    return claim.check(cfg, data)
+
+
+def make_check(claim: Claim, cfg: SuiteConfig, data: dict) -> Check:
+    """The :class:`Check` of ``claim`` on ``data``."""
+    res = evaluate(claim, cfg, data)
+    return Check(
+        name=claim.name,
+        verdict=res["verdict"],
+        measured=res["measured"],
+        predicted=res["predicted"],
+        criterion=claim.criterion,
+        detail=res["detail"],
+        code=code_of(claim.check),
+        extra=res.get("extra", {}),
+    )
+
+
+def control_data(key: str, main: dict, ctl: dict) -> dict:
+    """A control unit's data completed with what it shares with the main run (the experiment's
+    ``complete_control``: the delays' tau = 0 reference, the topologies' reference schedule)."""
+    complete = EXPERIMENTS[key].complete_control
+    if complete is None or "error" in main or "error" in ctl:
+        return ctl
+    return complete(main, ctl)
+
+
+def run_unit(cfg: SuiteConfig, seed: int, key: str, variant: Variant, needed: dict | None) -> dict:
+    """One independent unit of work: experiment ``key`` under ``variant`` (``needed``: the main
+    data of the experiments it needs, or None). Deterministic in (cfg, seed, key, variant), so any
+    executor gives the same bits; module-level, so picklable."""
+    return run_experiments(cfg, seed, (key,), variant, None, base=needed)[key]
+
+
+def plan_units(
+    config: SuiteConfig = QUICK, controls: bool = False, only: Iterable[str] | None = None
+) -> list[tuple[str, Variant]]:
+    """The independent units of :func:`run_suite`: ``(experiment key, Variant)`` pairs, in run order.
+
+    Found from :data:`CLAIMS` (the experiments of the chosen checks and of their
+    controls) and the order of :data:`EXPERIMENTS`; the main units of what those
+    experiments need are among them (Theorem 1's units need the main mixing
+    data), and so are the experiments that always run (the weights figure).
+
+    Examples
+    --------
+    >>> [k for k, v in plan_units(only=["theorem1-bound"])]
+    ['mixing', 'theorem', 'weights']
+    """
+    if only is not None:
+        unknown = sorted(set(only) - set(CHECK_NAMES))
+        if unknown:
+            raise ValueError(f"check must be one of {', '.join(CHECK_NAMES)}, got {unknown[0]!r}")
+    claims = [c for c in CLAIMS if only is None or c.name in set(only)]
+    keys = set()
+    for c in claims:
+        keys.update(c.experiments)
+    while not keys >= set(needs_of(keys)):
+        keys.update(needs_of(keys))
+    keys.update(k for k, exp in EXPERIMENTS.items() if exp.always)
+    order = list(EXPERIMENTS) + sorted(keys - set(EXPERIMENTS))
+    units = [(k, NONE) for k in order if k in keys]
+    if controls:
+        for c in claims:
+            for k in c.control.experiments:
+                if (k, c.control.variant) not in units:
+                    units.append((k, c.control.variant))
+    return units
+
+
+def _unit_cost(unit):
+    key, variant = unit
+    main, ctl = EXPERIMENTS[key].cost
+    return main if variant == NONE else ctl
+
+
+def suite_unit(
+    config: SuiteConfig, seed: int, k: str, v: Variant, needed: dict | None, setting: dict | None, cache: object
+) -> Unit:
+    """The :class:`~sgpverify.sweep.Unit` of experiment ``k`` under ``v``, with its cache key
+    (None without a cache, or when the user's code in the setting is not pinned by a file)."""
+
+    key = None
+    if cache is not None and setting is not None:
+        try:
+            key = unit_key(
+                {
+                    "kind": "verify",
+                    "config": config.to_dict(),
+                    "setting": setting,
+                    "seed": seed,
+                    "experiment": k,
+                    "variant": dataclasses.asdict(v),
+                }
+            )
+        except TypeError:  # a setting value that is not JSON: not cached
+            key = None
+    return Unit(f"{k} ({v.name})", run_unit, (config, seed, k, v, needed), key)
+
+
+def run_suite(
+    config: SuiteConfig = QUICK,
+    seed: int = 0,
+    progress: Callable[[str], None] | None = None,
+    controls: bool = False,
+    only: Iterable[str] | None = None,
+    workers: int = 1,
+    scheduler: str | object | None = None,
+    cache: str | os.PathLike | None = None,
+) -> SuiteResult:
+    """Run every experiment and derive the checks (and, with ``controls``, their controls).
+
+    Parameters
+    ----------
+    config : SuiteConfig
+        ``QUICK`` (about three minutes on 2 cores with controls), ``FULL``, or a
+        configuration of the user's setting (see :func:`verify`).
+    seed : int
+        Seed of problems, topologies and gradient noise.
+    progress : callable, optional
+        Called with a short message after each finished unit (:func:`plan_units`),
+        ``"NAME: cached"`` for a unit loaded from the cache.
+    controls : bool
+        Also run each check on its negative control.
+    only : iterable of str, optional
+        Names of the checks to run (default all).
+    workers : int
+        Local processes for the independent units (experiment x control); 1 runs
+        serially. The bits do not depend on it: each unit is deterministic in its
+        configuration, seed and variant. A setting that cannot be pickled (a
+        lambda as problem or topology) runs serially.
+    scheduler : str or distributed.Client, optional
+        Run the units on this dask.distributed cluster instead (an address such
+        as ``"tcp://HOST:8786"``; needs ``pip install 'sgpverify[cluster]'``).
+        Same bits.
+    cache : str or path, optional
+        Directory of the unit cache (:class:`sgpverify.sweep.UnitCache`): finished
+        units are loaded from it and new ones stored as they finish, so a run
+        that was interrupted resumes. Keyed by configuration, seed, experiment,
+        variant, sgpverify's source and library versions (and the source file of
+        a user's problem or schedule; a lambda disables the cache). Default:
+        no cache.
+    """
+    workers = check_int("workers", workers, min_value=1)
+    if scheduler is not None and workers > 1:
+        raise ValueError(
+            f"workers and scheduler are exclusive (the cluster has its own workers), got "
+            f"workers = {workers} and scheduler = {scheduler!r}"
+        )
+    t0 = time.perf_counter()
+    units = plan_units(config, controls, only)
+    claims = [c for c in CLAIMS if only is None or c.name in set(only)]
+    store = UnitCache(cache) if cache is not None else None
+    setting = setting_code(config) if store is not None else None
+    client, owned = connect(scheduler) if scheduler is not None else (None, False)
+    try:
+        ex = dict(workers=workers, scheduler=client, cache=store, progress=progress, files=upload_files(config))
+        results = {}
+        # what other units need comes first (the theorem units need the main mixing data: about a second)
+        first = [(k, NONE) for k in needs_of(k for k, _ in units) if (k, NONE) in units]
+        if first:
+            done = run_units([suite_unit(config, seed, k, v, None, setting, store) for k, v in first], **ex)
+            results.update(zip(first, done))
+
+        def needed(k):
+            return {need: results[(need, NONE)] for need in EXPERIMENTS[k].needs} or None
+
+        # longest first, so that the last units to finish are short ones (results go back by unit)
+        todo = sorted((u for u in units if u not in results), key=_unit_cost, reverse=True)
+        done = run_units([suite_unit(config, seed, k, v, needed(k), setting, store) for k, v in todo], **ex)
+        results.update(zip(todo, done))
+    finally:
+        if owned:
+            client.close()
+    data = {k: results[(k, NONE)] for k, v in units if v == NONE}
+    checks = []
+    for claim in claims:
+        chk = make_check(claim, config, data)
+        if controls:
+            ctl = claim.control
+            cdata = dict(data)
+            cdata.update(
+                {
+                    k: control_data(k, data[k], results[(k, ctl.variant)]) if k in data else results[(k, ctl.variant)]
+                    for k in ctl.experiments
+                }
+            )
+            cres = evaluate(claim, config, cdata)
+            chk = dataclasses.replace(
+                chk,
+                control={
+                    "name": ctl.name,
+                    "description": ctl.description,
+                    "verdict": cres["verdict"],
+                    "detected": cres["verdict"] == "fail",
+                    "measured": cres["measured"],
+                },
+            )
+        checks.append(chk)
+    if controls:
+        data["controls"] = {f"{v.name}:{k}": results[(k, v)] for k, v in units if v != NONE}
+    return SuiteResult(
+        config=config, seed=seed, checks=tuple(checks), data=data, seconds=time.perf_counter() - t0, controls=controls
+    )
+
+
+def verify(
+    problem: str | Callable | None = None,
+    topology: str | Callable | None = None,
+    *,
+    tau: int | None = None,
+    delay: str | None = None,
+    preset: str = "quick",
+    seed: int = 0,
+    controls: bool = False,
+    nodes: int | None = None,
+    dim: int | None = None,
+    progress: Callable[[str], None] | None = None,
+    workers: int = 1,
+    scheduler: str | object | None = None,
+    cache: str | os.PathLike | None = None,
+    **settings: Any,
+) -> SuiteResult:
+    """Does SGP behave as its theory says on *this* problem and schedule?
+
+    Parameters
+    ----------
+    problem : str or callable, optional
+        A built-in problem name, ``"MODULE:ATTR"``, or a callable
+        ``f(n=..., d=..., seed=...)`` returning a Problem-protocol object.
+        Default: the preset's (QuadraticCosine).
+    topology : str or callable, optional
+        A schedule name or a callable ``f(n, seed) -> Topology``; replaces the
+        preset's pair of schedules. Default: the preset's.
+    tau, delay : optional
+        Maximum delay and delay model ("fixed" or "random") of every SGP run.
+    preset : {"quick", "full"}
+    seed : int
+    controls : bool
+        Also run every check's negative control.
+    workers : int
+        Local processes (see :func:`run_suite`); the result does not depend on it.
+    scheduler : str or distributed.Client, optional
+        Address of a dask.distributed scheduler to run the units on (see :func:`run_suite`).
+    cache : str or path, optional
+        Unit cache directory (see :func:`run_suite`); default none.
+    nodes, dim : int, optional
+        n and d of the main experiments.
+    **settings
+        Any other :class:`SuiteConfig` field.
+
+    Returns
+    -------
+    SuiteResult
+
+    Examples
+    --------
+    >>> import sgpverify as sv
+    >>> res = sv.verify(topology="ring-bidir", preset="quick", only=["mixing-constants"])
+    >>> [(c.name, c.verdict) for c in res.checks]
+    [('mixing-constants', 'pass')]
+    """
+    if preset not in PRESETS:
+        raise ValueError(f"preset must be one of {', '.join(PRESETS)}, got {preset!r}")
+    only = settings.pop("only", None)
+    over = dict(settings)
+    if problem is not None:
+        over["problem"] = problem
+    if topology is not None:
+        over["topologies"] = (topology,)
+    if tau is not None:
+        over["tau"] = tau
+    if delay is not None:
+        over["delay"] = delay
+    if nodes is not None:
+        over["n"] = nodes
+    if dim is not None:
+        over["d"] = dim
+    cfg = config_from_dict(over, PRESETS[preset])
+    validate_config(cfg)
+    return run_suite(
+        cfg,
+        seed=seed,
+        progress=progress,
+        controls=controls,
+        only=only,
+        workers=workers,
+        scheduler=scheduler,
+        cache=cache,
+    )

@@ -1,0 +1,209 @@
+"""What is verified: the problem and schedules of a configuration, resolved to factories.
+
+Names, ``MODULE:ATTR`` strings and callables become factories ``f(n, seed)``;
+a user's problem is checked against the Problem protocol; the user's code is
+fingerprinted for the cache key and listed for upload to cluster workers.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import os
+import sys
+
+import numpy as np
+
+from .. import graphs, mixing, problems
+
+__all__ = [
+    "SUITE_TOPOLOGIES",
+    "label_of",
+    "irregular_exponential",
+    "resolve_topology",
+    "resolve_problem",
+    "load_attr",
+    "check_user_problem",
+    "setting_schedules",
+    "control_schedules",
+    "is_doubly_stochastic",
+    "setting_code",
+    "upload_files",
+]
+
+
+def label_of(obj: object) -> str:
+    """A setting's name for reports and cache keys: the string itself, or a callable's qualified name."""
+    if isinstance(obj, str):
+        return obj
+    return getattr(obj, "__qualname__", None) or getattr(obj, "name", None) or type(obj).__name__
+
+
+def irregular_exponential(n, seed=None):
+    """The exponential graph with unequal in-degrees: push-sum weights move.
+
+    Step k: every node i sends to ``i + 2^(k mod m)`` (the paper's schedule,
+    THEORY.md section 4) and every third node (``i % 3 == 0``) also sends to
+    ``i - 1``. In-degrees are then unequal, the matrices only column-stochastic,
+    and the push-sum weights move (measured: within [0.45, 1.65] for n = 4..64)
+    while staying away from zero, so de-biasing ``z = x / w`` matters.
+
+    Examples
+    --------
+    >>> t = irregular_exponential(6)
+    >>> t.period, t.edges(0)[:4].tolist()
+    (3, [[0, 1], [0, 5], [1, 2], [2, 3]])
+    """
+    base = graphs.exponential(n)
+    i = np.arange(n)
+    extra = i[i % 3 == 0]
+    steps = []
+    for k in range(base.period):
+        e = base.edges(k)
+        if n > 1:
+            e = np.concatenate([e, np.stack([extra, (extra - 1) % n], axis=1)])
+        steps.append(e)
+    return graphs.PeriodicTopology(n, steps, name=f"exponential-irregular(n={n})")
+
+
+SUITE_TOPOLOGIES = graphs.TOPOLOGY_NAMES + ("exponential-irregular",)
+
+
+def resolve_topology(spec, cfg):
+    """A factory ``f(n, seed) -> Topology`` from a name or a callable."""
+    if callable(spec):
+        return spec
+    if spec == "exponential-irregular":
+        return irregular_exponential
+    if spec not in graphs.TOPOLOGY_NAMES:
+        raise ValueError(f"topology must be one of {', '.join(SUITE_TOPOLOGIES)}, got {spec!r}")
+
+    def make(n, seed):
+        peers = cfg.peers if spec in ("exponential", "exponential-irregular", "exponential-bidir") else 1
+        rows = cfg.rows if spec == "torus" and cfg.rows and n % cfg.rows == 0 else None
+        return graphs.by_name(spec, n, peers=peers, seed=seed, p=cfg.edge_prob, rows=rows)
+
+    make.__qualname__ = spec
+    return make
+
+
+def load_attr(spec):
+    mod_name, _, attr = spec.partition(":")
+    if not mod_name or not attr:
+        raise ValueError(f"problem must be a built-in name or MODULE:ATTR, got {spec!r}")
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        mod = importlib.import_module(mod_name)
+    except ImportError as exc:
+        raise ValueError(f"problem module {mod_name!r} could not be imported ({exc}), got problem = {spec!r}") from None
+    if not hasattr(mod, attr):
+        raise ValueError(f"problem module {mod_name!r} has no attribute {attr!r}, got problem = {spec!r}")
+    obj = getattr(mod, attr)
+    if not callable(obj):
+        raise ValueError(
+            f"problem {spec!r} must name a callable ATTR(n=..., d=..., seed=...), got a {type(obj).__name__}"
+        )
+    return obj
+
+
+def resolve_problem(spec, cfg):
+    """A factory ``f(n, seed) -> Problem`` from a name, ``MODULE:ATTR`` or a callable."""
+    if isinstance(spec, str) and ":" not in spec:
+        if spec not in problems.PROBLEM_NAMES:
+            raise ValueError(f"problem must be one of {', '.join(problems.PROBLEM_NAMES)} or MODULE:ATTR, got {spec!r}")
+        if spec == "quadratic-cosine":
+            kw = dict(alpha=cfg.alpha, heterogeneity=cfg.heterogeneity, sigma=cfg.sigma)
+        else:
+            kw = {}
+
+        def make(n, seed):
+            return problems.by_name(spec, n, cfg.d, seed=seed, **kw)
+
+        make.__qualname__ = spec
+        return make
+    factory = load_attr(spec) if isinstance(spec, str) else spec
+    if not callable(factory):
+        raise ValueError(f"problem must be a name, MODULE:ATTR or a callable, got {type(spec).__name__}")
+
+    def make(n, seed):
+        try:
+            prob = factory(n=n, d=cfg.d, seed=seed)
+        except TypeError as exc:
+            raise ValueError(f"problem factory {label_of(spec)} must accept (n=..., d=..., seed=...): {exc}") from None
+        return check_user_problem(prob, n, cfg.d, label_of(spec))
+
+    make.__qualname__ = label_of(spec)
+    return make
+
+
+def check_user_problem(prob, n, d, label):
+    """The Problem protocol, with finite positive constants and the right sizes."""
+    for attr in ("n_nodes", "dim", "L", "sigma2", "zeta2", "f_lower", "grad", "full_grad", "value"):
+        if not hasattr(prob, attr):
+            raise ValueError(f"problem {label} must follow the Problem protocol: missing attribute {attr!r}")
+    for attr in ("L", "sigma2", "zeta2"):
+        v = getattr(prob, attr)
+        ok = isinstance(v, (int, float, np.floating, np.integer)) and math.isfinite(float(v))
+        if not ok or float(v) < 0 or (attr == "L" and float(v) <= 0):
+            need = "a finite positive number" if attr == "L" else "a finite number >= 0"
+            raise ValueError(f"problem {label}: {attr} must be {need}, got {v!r}")
+    fl = prob.f_lower
+    if not isinstance(fl, (int, float, np.floating, np.integer)) or not math.isfinite(float(fl)):
+        raise ValueError(f"problem {label}: f_lower must be a finite number, got {fl!r}")
+    if prob.n_nodes != n or prob.dim != d:
+        raise ValueError(
+            f"problem {label} must have n_nodes = {n} and dim = {d} when called with n={n}, d={d}, "
+            f"got n_nodes = {prob.n_nodes}, dim = {prob.dim}"
+        )
+    return problems.check_problem(prob)
+
+
+def setting_schedules(cfg):
+    """(label, topology factory) of every schedule of the setting."""
+    return [(label_of(t), resolve_topology(t, cfg)) for t in cfg.topologies]
+
+
+def control_schedules(cfg, variant):
+    """Which schedules a control variant runs on: for de-biasing departures the
+    first schedule whose weights move (where the departure matters)."""
+    sch = setting_schedules(cfg)
+    if variant.debias:
+        return sch[:1]
+    for label, make in sch:
+        if not is_doubly_stochastic(make(cfg.n, 0), cfg.mixing_horizon):
+            return [(label, make)]
+    return sch[:1]
+
+
+def is_doubly_stochastic(topo, horizon):
+    """Whether the push matrices (column-stochastic) also have unit row sums over the horizon."""
+    K = min(horizon, topo.period or horizon)
+    return all(np.allclose(mixing.push_matrix(topo, k).sum(axis=1), 1.0, rtol=0, atol=1e-12) for k in range(K))
+
+
+def setting_code(cfg):
+    """Fingerprints of the user's code in the setting (problem, schedules), for the cache key;
+    None if some of it is not pinned by a file (a lambda, a local function): not cached."""
+    from ..sweep import code_fingerprint
+
+    out = {}
+    specs = [("problem", cfg.problem)] + [(f"topologies[{i}]", t) for i, t in enumerate(cfg.topologies)]
+    for what, spec in specs:
+        if isinstance(spec, str) and ":" not in spec:
+            continue  # built in: covered by sgpverify's own source
+        fp = code_fingerprint(load_attr(spec) if isinstance(spec, str) else spec)
+        if fp is None:
+            return None
+        out[what] = fp
+    return out
+
+
+def upload_files(cfg):
+    """The file of a MODULE:ATTR problem, for dask workers that cannot import it from here."""
+    if isinstance(cfg.problem, str) and ":" in cfg.problem:
+        mod = sys.modules.get(cfg.problem.partition(":")[0])
+        f = getattr(mod, "__file__", None)
+        if f and os.path.basename(f) != "__init__.py":
+            return [f]
+    return []
