@@ -9,8 +9,7 @@ from . import assumptions, engine, graphs, metrics, mixing, problems, rates
 from .assumptions import MixingReport, check_mixing
 from .engine import Trace, simulate
 from .errors import EffectiveStepWarning, MixingAssumptionError, SGPVerifyError, SimulationDivergedError
-
-__version__ = "0.1.0"
+from .version import __version__
 
 __all__ = [
     "graphs",

@@ -8,23 +8,12 @@ predicted bound or rate drawn over them.
 from __future__ import annotations
 
 import math
+import os
+from pathlib import Path
 
 import numpy as np
 
-__all__ = ["render_all", "render", "pyplot", "FIGURES"]
-
-FIGURES = (
-    "stationarity_vs_K",
-    "speedup_vs_n",
-    "consensus_vs_K",
-    "delays",
-    "graph_families",
-    "pushsum_weights",
-    "mixing_heatmaps",
-    "mixing_constants",
-    "topologies",
-    "iteration_complexity",
-)
+__all__ = ["render_all", "render", "pyplot", "FIGURES", "NEEDS"]
 
 
 def pyplot():
@@ -405,45 +394,44 @@ def mixing_constants(data, path, floor=-6.0):
     return _save(fig, path)
 
 
+def _without_data(fn):
+    """A figure that draws no experiment's data (``fn(path)``), as ``f(data, path)``."""
+
+    def draw(data, path):
+        return fn(path)
+
+    return draw
+
+
+#: Every figure, in report order: (name, ``f(data, path)``, the experiments whose data it draws).
+#: Adding a figure: its function above and one row here.
+_FIGURES = (
+    ("stationarity_vs_K", stationarity_vs_K, ("rates",)),
+    ("speedup_vs_n", speedup_vs_n, ("speedup",)),
+    ("consensus_vs_K", consensus_vs_K, ("rates",)),
+    ("delays", delays, ("delays",)),
+    ("graph_families", graph_families, ("mixing",)),
+    ("pushsum_weights", pushsum_weights, ("weights",)),
+    ("mixing_heatmaps", _without_data(mixing_heatmaps), ()),
+    ("mixing_constants", mixing_constants, ("constants",)),
+    ("topologies", topologies, ("topologies",)),
+    ("iteration_complexity", iteration_complexity, ("complexity",)),
+)
+FIGURES = tuple(name for name, _, _ in _FIGURES)
 #: Which experiments each figure needs.
-NEEDS = {
-    "stationarity_vs_K": ("rates",),
-    "speedup_vs_n": ("speedup",),
-    "consensus_vs_K": ("rates",),
-    "delays": ("delays",),
-    "graph_families": ("mixing",),
-    "pushsum_weights": ("weights",),
-    "mixing_heatmaps": (),
-    "mixing_constants": ("constants",),
-    "topologies": ("topologies",),
-    "iteration_complexity": ("complexity",),
-}
+NEEDS = {name: needs for name, _, needs in _FIGURES}
+_DRAW = {name: fn for name, fn, _ in _FIGURES}
 
 
-def render(name, data, path):
+def render(name: str, data: dict, path: str | os.PathLike) -> str:
     """Write figure ``name`` (one of :data:`FIGURES`) from experiment ``data`` to ``path``."""
-    if name == "mixing_heatmaps":
-        return mixing_heatmaps(path)
-    funcs = {
-        "stationarity_vs_K": stationarity_vs_K,
-        "speedup_vs_n": speedup_vs_n,
-        "consensus_vs_K": consensus_vs_K,
-        "delays": delays,
-        "graph_families": graph_families,
-        "pushsum_weights": pushsum_weights,
-        "mixing_constants": mixing_constants,
-        "topologies": topologies,
-        "iteration_complexity": iteration_complexity,
-    }
-    if name not in funcs:
+    if name not in _DRAW:
         raise ValueError(f"figure must be one of {', '.join(FIGURES)}, got {name!r}")
-    return funcs[name](data, path)
+    return _DRAW[name](data, path)
 
 
-def render_all(data, outdir):
+def render_all(data: dict, outdir: str | os.PathLike) -> dict[str, str]:
     """Write every figure whose experiments are in ``data`` into ``outdir``; return {name: path}."""
-    from pathlib import Path
-
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
     return {name: render(name, data, out / f"{name}.png") for name in FIGURES if all(k in data for k in NEEDS[name])}

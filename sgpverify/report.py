@@ -25,10 +25,10 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from . import __version__
 from ._json import jsonable
 from ._validate import read_toml, unknown_key
 from .sweep import source_hash
+from .version import __version__
 
 __all__ = [
     "write_report",

@@ -35,8 +35,8 @@ import tempfile
 import traceback
 from pathlib import Path
 
-from . import __version__
 from .errors import ClusterError, WorkerDiedError
+from .version import __version__
 
 __all__ = [
     "Unit",

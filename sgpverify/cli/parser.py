@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from .. import __version__, graphs
+from .. import graphs
 from ..problems import PROBLEM_NAMES
+from ..version import __version__
 from .commands import UsageError, cmd_distributed, cmd_mixing, cmd_run, cmd_simulate, cmd_verify
 
 __all__ = ["build_parser"]

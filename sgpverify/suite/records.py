@@ -7,7 +7,7 @@ import inspect
 import os
 from typing import Callable
 
-from .. import __version__
+from ..version import __version__
 from .config import SuiteConfig
 from .departures import Variant
 
