@@ -660,3 +660,229 @@ def test_random_peer_stream_is_the_int64_draw_of_64_steps_per_block(n):
         assert e.dtype == np.int64
         assert np.array_equal(e[:, 0], np.arange(n))
         assert np.array_equal(e[:, 1], (np.arange(n) + offs) % n)
+
+
+# ---------------------------------------------------------------- the registry: one source of names
+# graphs.FAMILIES declares each family once; by_name, TOPOLOGY_NAMES and the
+# strategies read it. These tests hold the declarations against the builders.
+
+# who takes what, written out here (the suite and the CLI rely on it)
+TAKES = {
+    "peers": {"exponential", "exponential-bidir"},
+    "seed": {"erdos-renyi", "random-peer"},
+    "p": {"erdos-renyi"},
+    "rows": {"torus"},
+    "base": {"exponential-base"},
+}
+
+
+def test_registry_is_the_one_source_of_names():
+    names = graphs.TOPOLOGY_NAMES
+    assert names == tuple(graphs.FAMILIES) == tuple(f.name for f in graphs.FAMILIES.values())
+    assert len(set(names)) == len(names)
+    assert all(re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", name) for name in names)
+    assert names[-1] == "exponential-irregular"  # appended: the others keep their order
+    assert sgst.TOPOLOGY_KINDS == names + ("networkx", "schedule")
+    with pytest.raises(TypeError):
+        graphs.FAMILIES["ring"] = graphs.FAMILIES["star"]  # read-only
+
+
+@pytest.mark.parametrize("param", sorted(TAKES))
+def test_takes_declares_who_takes_each_parameter(param):
+    assert {name for name in graphs.TOPOLOGY_NAMES if graphs.takes(name, param)} == TAKES[param]
+    for name in graphs.TOPOLOGY_NAMES:
+        fam = graphs.family(name)
+        assert fam.takes(param) == (param in [q.name for q in fam.params])
+        if fam.takes(param):
+            assert fam.param(param).name == param
+        else:
+            with pytest.raises(ValueError, match=f"param must be one of the parameters of {name}"):
+                fam.param(param)
+
+
+def test_registry_defaults_are_by_names_and_the_builders():
+    """A declared default is by_name's default and the builder's own; the builder takes exactly the params."""
+    import inspect
+
+    by_name_defaults = {k: v.default for k, v in inspect.signature(graphs.by_name).parameters.items()}
+    for fam in graphs.FAMILIES.values():
+        sig = inspect.signature(fam.build)
+        sig.bind(1, **{q.name: q.default for q in fam.params})  # n and the params, nothing else needed
+        for q in fam.params:
+            assert q.name in TAKES
+            assert by_name_defaults[q.name] == q.default, (fam.name, q.name)
+            assert sig.parameters[q.name].default == q.default, (fam.name, q.name)
+            assert q.constraint and (q.space is None) == (q.name == "seed")
+        assert fam.description and fam.nodes
+
+
+@pytest.mark.parametrize("name", graphs.TOPOLOGY_NAMES)
+def test_by_name_builds_every_registered_family(name):
+    fam = graphs.family(name)
+    for n in range(1, 18):
+        if not fam.accepts(n):
+            with pytest.raises(ValueError) as info:
+                graphs.by_name(name, n, seed=0)
+            assert msg_names(str(info.value), "nodes", str(n)), str(info.value)
+            continue
+        topo = graphs.by_name(name, n, seed=0)
+        assert isinstance(topo, graphs.Topology) and topo.n == n
+        assert topo.name.startswith(name + "("), topo.name
+        for k in range(4):
+            assert_edge_contract(topo.edges(k), n)
+        # every value of every parameter's space builds
+        for q in fam.params:
+            if q.space is None:
+                continue
+            space = q.space(n)
+            tried = space.values if isinstance(space, graphs.OneOf) else (space.low, space.high)
+            for v in tried:
+                assert graphs.by_name(name, n, seed=0, **{q.name: v}).n == n
+    assert list(fam.node_sizes(1, 17)) == [n for n in range(1, 18) if fam.accepts(n)]
+
+
+def test_by_name_passes_each_parameter_to_its_family():
+    for r in (1, 2, 3, 4, 6, 12):
+        assert as_pairs(graphs.by_name("torus", 12, rows=r).edges(0)) == as_pairs(graphs.torus(r, 12 // r).edges(0))
+        assert graphs.by_name("torus", 12, rows=r).name == f"torus({r}x{12 // r})"
+    assert graphs.by_name("torus", 12).name == "torus(3x4)"  # largest divisor <= sqrt(12)
+    assert graphs.by_name("torus", 7).name == "torus(1x7)"
+    with pytest.raises(ValueError, match=r"^rows must divide nodes = 12, got 5$"):
+        graphs.by_name("torus", 12, rows=5)
+    with pytest.raises(ValueError, match=r"^rows must be an integer >= 1, got 0$"):
+        graphs.by_name("torus", 12, rows=0)
+    assert graphs.by_name("exponential", 16, peers=3).offsets == graphs.exponential(16, peers=3).offsets
+    assert graphs.by_name("exponential-bidir", 9, peers=2).offsets == graphs.exponential(9, 2, True).offsets
+    assert graphs.by_name("exponential-base", 30, base=4).offsets == ((1,), (4,), (16,))
+    assert graphs.by_name("exponential-base", 30).offsets == ((1,), (3,), (9,), (27,))  # base 3 by default
+    for n, p in ((10, 0.3), (10, None), (2, None)):
+        t = graphs.by_name("erdos-renyi", n, p=p, seed=4)
+        want = p if p is not None else (1.0 if n < 3 else min(1.0, 2 * math.log(n) / n))
+        assert t.p == want
+        assert all(np.array_equal(t.edges(k), graphs.erdos_renyi(n, want, seed=4).edges(k)) for k in range(5))
+    assert np.array_equal(graphs.by_name("random-peer", 9, seed=8).edges(3), graphs.random_peer(9, seed=8).edges(3))
+    # p, rows, base and seed are ignored where they do not apply; peers is refused
+    assert as_pairs(graphs.by_name("ring", 6, p=0.5, rows=2, base=5, seed=1).edges(0)) == as_pairs(
+        graphs.ring(6).edges(0)
+    )
+    for name in ("ring", "torus", "exponential-irregular"):
+        with pytest.raises(
+            ValueError, match=rf"^peers applies only to exponential topologies, got peers = 2 for {name}$"
+        ):
+            graphs.by_name(name, 6, peers=2)
+
+
+def test_unknown_name_lists_the_registered_names():
+    listed = ", ".join(graphs.TOPOLOGY_NAMES)
+    for call in (
+        lambda: graphs.by_name("wheel", 4),
+        lambda: graphs.family("wheel"),
+        lambda: graphs.takes("wheel", "p"),
+    ):
+        with pytest.raises(ValueError) as info:
+            call()
+        assert str(info.value) == f"topology must be one of {listed}, got 'wheel'"
+    with pytest.raises(ValueError, match="topology must be one of"):
+        graphs.by_name(["ring"], 4)  # unhashable: refused like any other unknown name
+
+
+@pytest.mark.parametrize("name", graphs.TOPOLOGY_NAMES)
+@settings(max_examples=15)
+@given(data=st.data())
+def test_every_registered_family_is_drawn(name, data):
+    topo = data.draw(sgst.topologies(min_n=1, max_n=20, kinds=[name], faults=False))
+    assert topo.name.startswith(name + "("), topo.name
+    assert 1 <= topo.n <= 20 and graphs.family(name).accepts(topo.n)
+
+
+@pytest.mark.parametrize("name, low, high", [("hypercube", 5, 7), ("bipartite-matching", 5, 5), ("hypercube", 9, 15)])
+@settings(max_examples=10)
+@given(data=st.data())
+def test_strategy_falls_back_to_a_ring_when_no_size_fits(name, low, high, data):
+    topo = data.draw(sgst.topologies(min_n=low, max_n=high, kinds=[name], faults=False))
+    assert topo.name == f"ring(n={topo.n})" and low <= topo.n <= high
+
+
+def test_every_built_in_class_is_canonical():
+    """Topology.edges skips validation for the package's own classes only (and for all of them)."""
+    from sgpverify.graphs import base
+
+    def subclasses(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from subclasses(sub)
+
+    ours = {c for c in subclasses(graphs.Topology) if c.__module__.startswith("sgpverify.graphs.")}
+    assert len(ours) >= 9  # PeriodicTopology, the random, schedule, fault and relabel classes
+    assert all(base.is_canonical(c) for c in ours), [c.__name__ for c in ours if not base.is_canonical(c)]
+    assert base.is_canonical(type(graphs.irregular_exponential(6)))
+
+    class Unsorted(graphs.PeriodicTopology):
+        def _edges(self, k):
+            return np.array([[2, 0], [0, 1]])
+
+    t = Unsorted(3, [[[0, 1]]])
+    assert not base.is_canonical(Unsorted)
+    assert as_pairs(t.edges(0)) == [(0, 1), (2, 0)]  # validated and sorted, never misread
+
+
+def test_package_reexports_the_submodules_names():
+    import importlib
+
+    mods = ["base", "classic", "exponential_graphs", "random_graphs", "schedules", "faults", "registry"]
+    defined = {}
+    for m in mods:
+        mod = importlib.import_module(f"sgpverify.graphs.{m}")
+        for name in mod.__all__:
+            assert name not in defined, f"{name} in both {defined.get(name)} and {m}"
+            defined[name] = mod
+    for name in graphs.__all__:
+        assert getattr(graphs, name) is getattr(defined[name], name), name
+
+
+# ---------------------------------------------------------------- exponential-irregular (moved from the suite)
+
+
+def _suite_irregular_exponential(n):
+    """Frozen copy of the suite's former ``irregular_exponential`` (the reference for the move)."""
+    base = graphs.exponential(n)
+    i = np.arange(n)
+    extra = i[i % 3 == 0]
+    steps = []
+    for k in range(base.period):
+        e = base.edges(k)
+        if n > 1:
+            e = np.concatenate([e, np.stack([extra, (extra - 1) % n], axis=1)])
+        steps.append(e)
+    return graphs.PeriodicTopology(n, steps, name=f"exponential-irregular(n={n})")
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 6, 8, 16, 17, 33, 64])
+def test_exponential_irregular_is_the_suites_schedule(n):
+    ref = _suite_irregular_exponential(n)
+    for topo in (graphs.by_name("exponential-irregular", n, seed=3), graphs.irregular_exponential(n, seed=7)):
+        assert isinstance(topo, graphs.PeriodicTopology)
+        assert (topo.n, topo.period, topo.name) == (ref.n, ref.period, f"exponential-irregular(n={n})")
+        m = topo.period
+        for k in list(range(2 * m + 1)) + [10**6]:
+            e = topo.edges(k)
+            assert_edge_contract(e, n)
+            np.testing.assert_array_equal(e, ref.edges(k))
+            # the rule, independently: i -> i + 2^(k mod m), and i -> i - 1 for i % 3 == 0
+            rule = {(i, (i + 2 ** (k % m)) % n) for i in range(n)} | {(i, (i - 1) % n) for i in range(0, n, 3)}
+            assert as_pairs(e) == sorted((a, b) for a, b in rule if a != b)
+
+
+@pytest.mark.parametrize("n", [3, 4, 7, 16, 33])
+def test_exponential_irregular_moves_push_sum_weights(n):
+    topo = graphs.by_name("exponential-irregular", n)
+    # in-degrees differ (on a step whose offset is not -1 mod n: there the extra edges repeat)
+    unequal = [k for k in range(topo.period) if np.ptp(topo.in_degree(k)) > 0]
+    assert unequal and 0 in unequal
+    w = np.ones(n)
+    spread = 0.0
+    for k in range(4 * topo.period):
+        w = mixing.push_matrix(topo, k) @ w
+        assert abs(w.sum() - n) <= 8 * EPS * n * (k + 1)  # column-stochastic: mass kept
+        spread = max(spread, w.max() - w.min())
+    assert spread > 0.1 and w.min() > 0.2

@@ -16,15 +16,18 @@ Requires the ``test`` extra (hypothesis).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import scipy.sparse as sp
 from hypothesis import strategies as st
+from numpy.typing import ArrayLike
 
 from .. import graphs
 from ..mixing import LinkDelay
 
-#: Kinds drawn by :func:`topologies`: every generator, a networkx graph, a schedule.
-TOPOLOGY_KINDS = graphs.TOPOLOGY_NAMES + ("networkx", "schedule")
+#: Kinds drawn by :func:`topologies`: every registered family, a networkx graph, a schedule.
+TOPOLOGY_KINDS: tuple[str, ...] = graphs.TOPOLOGY_NAMES + ("networkx", "schedule")
 
 __all__ = [
     "TOPOLOGY_KINDS",
@@ -36,14 +39,52 @@ __all__ = [
 ]
 
 
-def node_counts(min_n=1, max_n=64):
+def node_counts(min_n: int = 1, max_n: int = 64) -> st.SearchStrategy[int]:
     """Numbers of nodes in ``[min_n, max_n]``."""
     return st.integers(min_n, max_n)
 
 
+def _values(space: graphs.Integers | graphs.Floats | graphs.OneOf) -> st.SearchStrategy:
+    """The strategy drawing from a parameter's space (:attr:`sgpverify.graphs.Param.space`).
+
+    Examples
+    --------
+    >>> _values(graphs.family("torus").param("rows").space(6))
+    sampled_from((1, 2, 3, 6))
+    """
+    if isinstance(space, graphs.Integers):
+        return st.integers(space.low, space.high)
+    if isinstance(space, graphs.Floats):
+        return st.floats(space.low, space.high)
+    if isinstance(space, graphs.OneOf):
+        return st.sampled_from(space.values)
+    raise TypeError(f"space must be an Integers, Floats or OneOf, got {type(space).__name__}")
+
+
+def _family_topology(draw, fam: graphs.Family, n: int, min_n: int, max_n: int, seed: int) -> graphs.Topology:
+    """A topology of a registered family: a valid size in range (else a ring on n), drawn parameters."""
+    if fam.sizes is not None:  # constrained sizes: one in [min_n, max_n], if any
+        sizes = fam.node_sizes(min_n, max_n)
+        if not sizes:
+            return graphs.ring(n)
+        n = draw(st.sampled_from(sizes))
+    kw = {q.name: seed if q.name == "seed" else draw(_values(q.space(n))) for q in fam.params}
+    return fam.build(n, **kw)
+
+
 @st.composite
-def topologies(draw, min_n=1, max_n=64, kinds=None, faults=True):
+def topologies(
+    draw,
+    min_n: int = 1,
+    max_n: int = 64,
+    kinds: Sequence[str] | None = None,
+    faults: bool = True,
+) -> graphs.Topology:
     """Any topology from :mod:`sgpverify.graphs`, optionally with faults.
+
+    Every family of :data:`sgpverify.graphs.FAMILIES` is drawn through its
+    declaration (sizes and parameter spaces), plus a networkx graph and a
+    schedule.
 
     Parameters
     ----------
@@ -53,7 +94,8 @@ def topologies(draw, min_n=1, max_n=64, kinds=None, faults=True):
         rows * cols) pick a valid size in range, and fall back to a ring on n
         nodes when the range holds none.
     kinds : sequence of str, optional
-        Restrict to these generator names (kebab case, as in the CLI).
+        Restrict to these generator names (kebab case, as in the CLI), among
+        :data:`TOPOLOGY_KINDS`.
     faults : bool
         Sometimes wrap the topology with link failures or stragglers.
     """
@@ -61,38 +103,8 @@ def topologies(draw, min_n=1, max_n=64, kinds=None, faults=True):
     n = draw(st.integers(min_n, max_n))
     kind = draw(st.sampled_from(kinds))
     seed = draw(st.integers(0, 2**32 - 1))
-    if kind == "exponential":
-        topo = graphs.exponential(n, peers=draw(st.integers(1, max(1, n - 1))))
-    elif kind == "exponential-bidir":
-        topo = graphs.exponential(n, peers=draw(st.integers(1, max(1, n - 1))), bidirectional=True)
-    elif kind == "exponential-two-sided":
-        topo = graphs.exponential_two_sided(n)
-    elif kind == "exponential-base":
-        topo = graphs.exponential_base(n, draw(st.integers(2, 5)))
-    elif kind in ("bipartite-exponential", "bipartite-matching"):
-        evens = [m for m in range(max(2, min_n), max_n + 1) if m % 2 == 0]
-        matching = kind == "bipartite-matching"
-        topo = graphs.bipartite_exponential(draw(st.sampled_from(evens)), matching) if evens else graphs.ring(n)
-    elif kind == "ring-alternating":
-        topo = graphs.ring(n, alternating=True)
-    elif kind == "ring":
-        topo = graphs.ring(n)
-    elif kind == "ring-bidir":
-        topo = graphs.ring(n, bidirectional=True)
-    elif kind == "complete":
-        topo = graphs.complete(n)
-    elif kind == "hypercube":
-        powers = [1 << b for b in range(max_n.bit_length()) if min_n <= 1 << b <= max_n]
-        topo = graphs.hypercube(draw(st.sampled_from(powers))) if powers else graphs.ring(n)
-    elif kind == "torus":
-        rows = draw(st.sampled_from([d for d in range(1, n + 1) if n % d == 0]))
-        topo = graphs.torus(rows, n // rows)
-    elif kind == "star":
-        topo = graphs.star(n)
-    elif kind == "erdos-renyi":
-        topo = graphs.erdos_renyi(n, draw(st.floats(0.0, 1.0)), seed=seed)
-    elif kind == "random-peer":
-        topo = graphs.random_peer(n, seed=seed)
+    if kind in graphs.TOPOLOGY_NAMES:
+        topo = _family_topology(draw, graphs.family(kind), n, min_n, max_n, seed)
     elif kind == "networkx":
         import networkx as nx
 
@@ -113,7 +125,14 @@ def topologies(draw, min_n=1, max_n=64, kinds=None, faults=True):
 
 
 @st.composite
-def column_stochastic_matrices(draw, min_n=1, max_n=16, density=None, sparse=False, positive_diagonal=True):
+def column_stochastic_matrices(
+    draw,
+    min_n: int = 1,
+    max_n: int = 16,
+    density: float | None = None,
+    sparse: bool = False,
+    positive_diagonal: bool = True,
+) -> np.ndarray | sp.csr_array:
     """Random non-negative column-stochastic matrices (P[i, j]: share j sends to i).
 
     Each column draws a random support (always containing the diagonal when
@@ -136,7 +155,7 @@ def column_stochastic_matrices(draw, min_n=1, max_n=16, density=None, sparse=Fal
 
 
 @st.composite
-def delay_patterns(draw, P, tau=None, max_tau=4):
+def delay_patterns(draw, P: ArrayLike, tau: int | None = None, max_tau: int = 4) -> tuple[int, np.ndarray]:
     """Integer delays in ``0..tau`` with the sparsity of P (receiver, sender).
 
     Returns ``(tau, D)`` with D a dense int array (diagonal zero).
@@ -151,11 +170,11 @@ def delay_patterns(draw, P, tau=None, max_tau=4):
     return t, D
 
 
-def link_delays(P, tau=None, max_tau=4):
+def link_delays(P: ArrayLike, tau: int | None = None, max_tau: int = 4) -> st.SearchStrategy[LinkDelay]:
     """A :class:`~sgpverify.mixing.LinkDelay` model drawn by :func:`delay_patterns`."""
     return delay_patterns(P, tau, max_tau).map(lambda td: LinkDelay(td[1], td[0]))
 
 
-def permutations(n):
+def permutations(n: int) -> st.SearchStrategy[np.ndarray]:
     """Permutations of ``range(n)`` as int arrays."""
     return st.permutations(list(range(n))).map(lambda p: np.asarray(p, dtype=np.int64))
