@@ -217,3 +217,33 @@ def test_the_suite_keeps_every_name_it_had():
     ]  # fmt: skip
     assert sorted(set(before) - set(dir(suite))) == []
     assert set(suite.__all__) <= set(dir(suite))
+
+
+def test_every_family_the_suite_and_the_constants_table_name_is_registered():
+    # one topology registry: the suite's and the constants table's families are registered names,
+    # and every subcommand offers every registered family
+    from sgpverify import graphs, suite
+    from sgpverify.assumptions import CONSTANTS_FAMILIES
+    from sgpverify.cli import build_parser
+    from sgpverify.testing.strategies import TOPOLOGY_KINDS
+
+    names = set(graphs.FAMILIES)
+    assert set(suite.MIXING_FAMILIES) <= names
+    assert {name for _, name, _, _ in CONSTANTS_FAMILIES} <= names
+    assert suite.SUITE_TOPOLOGIES == graphs.TOPOLOGY_NAMES == tuple(graphs.FAMILIES)
+    assert names <= set(TOPOLOGY_KINDS)
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    for cmd in ("mixing", "simulate", "verify", "distributed"):
+        topo = next(a for a in sub.choices[cmd]._actions if a.dest == "topology")
+        assert tuple(topo.choices) == graphs.TOPOLOGY_NAMES, cmd
+
+
+def test_every_experiment_a_claim_names_is_registered():
+    from sgpverify import suite
+
+    for c in suite.CLAIMS:
+        for key in c.experiments + c.control.experiments:
+            assert key in suite.EXPERIMENTS, (c.name, key)
+    for key, exp in suite.EXPERIMENTS.items():
+        assert exp.key == key and set(exp.needs) <= set(suite.EXPERIMENTS), key
+        assert len(exp.cost) == 2 and min(exp.cost) > 0, key

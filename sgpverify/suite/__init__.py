@@ -28,6 +28,7 @@ order) and :mod:`~sgpverify.suite.runner` (planning, executing, evaluating).
 
 from __future__ import annotations
 
+from ..graphs import irregular_exponential
 from .claims import BY_NAME, CHECK_NAMES, CLAIMS, CRITERIA
 from .claims.bounds import check_combined_bound, check_consensus_bound, check_descent, check_theorem1
 from .claims.comparisons import check_baselines, check_peers, check_scaling, check_topologies
@@ -64,7 +65,6 @@ from .runner import evaluate, make_check, plan_units, run_suite, run_unit, suite
 from .setting import (
     SUITE_TOPOLOGIES,
     check_user_problem,
-    irregular_exponential,
     resolve_problem,
     resolve_topology,
     setting_code,

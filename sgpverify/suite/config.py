@@ -18,11 +18,11 @@ class SuiteConfig:
     ``problem`` is a built-in name, ``"MODULE:ATTR"`` (a callable
     ``ATTR(n=..., d=..., seed=...)`` returning a Problem-protocol object) or a
     callable of that form; ``problem_options`` are passed to built-ins.
-    ``topologies`` are schedule names (:data:`sgpverify.graphs.TOPOLOGY_NAMES`
-    or ``"exponential-irregular"``) or callables ``f(n, seed) -> Topology``; the
-    default pairs the paper's exponential graph (doubly stochastic: weights
-    stay 1) with :func:`irregular_exponential` (unequal in-degrees: push-sum
-    weights move, in about [0.45, 1.65]). ``tau``/``delay`` apply to every SGP
+    ``topologies`` are schedule names (:data:`sgpverify.graphs.TOPOLOGY_NAMES`)
+    or callables ``f(n, seed) -> Topology``; the default pairs the paper's
+    exponential graph (doubly stochastic: weights stay 1) with
+    ``exponential-irregular`` (:func:`sgpverify.graphs.irregular_exponential`:
+    unequal in-degrees, push-sum weights move, in about [0.45, 1.65]). ``tau``/``delay`` apply to every SGP
     run of the rate, speedup, Theorem 1 and bound experiments. ``x0 = 0`` starts
     at a saddle of the default problem, so that a reported fraction of visited
     points has an indefinite Hessian.

@@ -19,7 +19,6 @@ from .. import graphs, mixing, problems
 __all__ = [
     "SUITE_TOPOLOGIES",
     "label_of",
-    "irregular_exponential",
     "resolve_topology",
     "resolve_problem",
     "load_attr",
@@ -39,48 +38,22 @@ def label_of(obj: object) -> str:
     return getattr(obj, "__qualname__", None) or getattr(obj, "name", None) or type(obj).__name__
 
 
-def irregular_exponential(n, seed=None):
-    """The exponential graph with unequal in-degrees: push-sum weights move.
-
-    Step k: every node i sends to ``i + 2^(k mod m)`` (the paper's schedule,
-    THEORY.md section 4) and every third node (``i % 3 == 0``) also sends to
-    ``i - 1``. In-degrees are then unequal, the matrices only column-stochastic,
-    and the push-sum weights move (measured: within [0.45, 1.65] for n = 4..64)
-    while staying away from zero, so de-biasing ``z = x / w`` matters.
-
-    Examples
-    --------
-    >>> t = irregular_exponential(6)
-    >>> t.period, t.edges(0)[:4].tolist()
-    (3, [[0, 1], [0, 5], [1, 2], [2, 3]])
-    """
-    base = graphs.exponential(n)
-    i = np.arange(n)
-    extra = i[i % 3 == 0]
-    steps = []
-    for k in range(base.period):
-        e = base.edges(k)
-        if n > 1:
-            e = np.concatenate([e, np.stack([extra, (extra - 1) % n], axis=1)])
-        steps.append(e)
-    return graphs.PeriodicTopology(n, steps, name=f"exponential-irregular(n={n})")
-
-
-SUITE_TOPOLOGIES = graphs.TOPOLOGY_NAMES + ("exponential-irregular",)
+#: The schedules a setting can name: every registered family (:data:`sgpverify.graphs.FAMILIES`).
+SUITE_TOPOLOGIES = graphs.TOPOLOGY_NAMES
 
 
 def resolve_topology(spec, cfg):
     """A factory ``f(n, seed) -> Topology`` from a name or a callable."""
     if callable(spec):
         return spec
-    if spec == "exponential-irregular":
-        return irregular_exponential
     if spec not in graphs.TOPOLOGY_NAMES:
         raise ValueError(f"topology must be one of {', '.join(SUITE_TOPOLOGIES)}, got {spec!r}")
+    # the setting's peers and rows go to the families that take them (the registry says which)
+    takes_peers, takes_rows = graphs.takes(spec, "peers"), graphs.takes(spec, "rows")
 
     def make(n, seed):
-        peers = cfg.peers if spec in ("exponential", "exponential-irregular", "exponential-bidir") else 1
-        rows = cfg.rows if spec == "torus" and cfg.rows and n % cfg.rows == 0 else None
+        peers = cfg.peers if takes_peers else 1
+        rows = cfg.rows if takes_rows and cfg.rows and n % cfg.rows == 0 else None
         return graphs.by_name(spec, n, peers=peers, seed=seed, p=cfg.edge_prob, rows=rows)
 
     make.__qualname__ = spec

@@ -17,6 +17,8 @@ from ..setting import resolve_problem, setting_schedules
 __all__ = ["exp_mixing", "exp_weights", "MIXING_FAMILIES"]
 
 
+#: The registered families (:data:`sgpverify.graphs.FAMILIES`) whose mixing the experiment measures
+#: beside the setting's schedules; a family that does not build n nodes is skipped.
 MIXING_FAMILIES = ("exponential", "exponential-bidir", "ring-bidir", "torus", "hypercube", "random-peer", "erdos-renyi")
 
 
@@ -26,7 +28,7 @@ def exp_mixing(cfg, seed, variant=NONE, progress=None):
     out = []
     fams = () if variant.disconnect else MIXING_FAMILIES
     for name in fams:
-        if name == "hypercube" and cfg.n & (cfg.n - 1):
+        if not graphs.family(name).accepts(cfg.n):  # e.g. the hypercube: n a power of two
             continue
         topo = graphs.by_name(name, cfg.n, seed=seed)
         out.append(check_mixing(topo, horizon=cfg.mixing_horizon, seed=seed).to_dict())
