@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import sgpverify as sv
 from sgpverify import assumptions, graphs, mixing
+from sgpverify.assumptions import check, connectivity
 from sgpverify.testing import strategies as sgst
 
 EPS = np.finfo(float).eps
@@ -311,7 +312,7 @@ def test_report_to_dict_is_json_ready():
 @settings(max_examples=20)
 @given(sgst.topologies(min_n=2, max_n=40, faults=False), st.integers(0, 100))
 def test_diameter_bounds_bracket_exact(topo, seed):
-    g = assumptions._union_graph(topo.n, [topo.edges(k) for k in range(6)])
+    g = connectivity.union_graph(topo.n, [topo.edges(k) for k in range(6)])
     if not graphs.is_strongly_connected(topo.n, np.concatenate([topo.edges(k) for k in range(6)])):
         return
     exact = assumptions.diameter(g)
@@ -324,7 +325,7 @@ def test_large_random_schedule_reports_diameter_upper_bound():
     r = sv.check_mixing(topo, horizon=30, columns=8, starts=1)
     assert r.B is not None and not r.diameter_exact
     # the bound is never below the eccentricity of node 0 in the first window
-    g = assumptions._union_graph(4096, [topo.edges(k) for k in range(r.B)])
+    g = connectivity.union_graph(4096, [topo.edges(k) for k in range(r.B)])
     from scipy.sparse.csgraph import shortest_path
 
     assert r.diameter >= shortest_path(g, unweighted=True, indices=[0]).max()
@@ -334,7 +335,7 @@ def test_repeated_edges_never_cancel():
     # a window union repeats an edge once per step; counts must not wrap around
     e = np.array([[0, 1]] * 256 + [[1, 0]] * 300)
     assert graphs.is_strongly_connected(2, e)
-    g = assumptions._union_graph(2, [e])
+    g = connectivity.union_graph(2, [e])
     g.eliminate_zeros()
     assert g.nnz == 2 and assumptions.diameter(g) == 1
 
@@ -756,10 +757,11 @@ def test_exact_rate_large_augmented_schedule_matches_lyapunov():
 
 def test_bounded_matrix_cache_changes_nothing(monkeypatch):
     """check_mixing keeps at most MATRIX_CACHE_BYTES of an aperiodic schedule's
-    matrices and rebuilds the others: the report is the same with no cache."""
+    matrices and rebuilds the others: the report is the same with no cache.
+    (The budget is read in sgpverify.assumptions.check: patched there.)"""
     topo = sv.graphs.random_peer(24, seed=3)
     full = sv.check_mixing(topo, horizon=30, tau=1, delay="random", seed=2).to_dict()
-    monkeypatch.setattr(assumptions, "MATRIX_CACHE_BYTES", 0)
+    monkeypatch.setattr(check, "MATRIX_CACHE_BYTES", 0)
     none = sv.check_mixing(topo, horizon=30, tau=1, delay="random", seed=2).to_dict()
     assert json.dumps(full, sort_keys=True, default=str) == json.dumps(none, sort_keys=True, default=str)
 
@@ -785,7 +787,7 @@ def test_bounded_edge_cache_changes_nothing(monkeypatch, topo):
     """check_mixing keeps at most EDGE_CACHE_BYTES of the steps' edge arrays (B,
     diameter) and rebuilds the others: the report is the same with no cache."""
     full = sv.check_mixing(topo, horizon=30).to_dict()
-    monkeypatch.setattr(assumptions, "EDGE_CACHE_BYTES", 0)
+    monkeypatch.setattr(check, "EDGE_CACHE_BYTES", 0)
     none = sv.check_mixing(topo, horizon=30).to_dict()
     assert json.dumps(full, sort_keys=True, default=str) == json.dumps(none, sort_keys=True, default=str)
 
@@ -803,11 +805,11 @@ def test_default_columns_fit_the_block_budget(monkeypatch):
     ]
     for N in (513, 4096, 131072, 200_000, 10**6):
         m = assumptions.default_columns(N)
-        assert 8 * N * m <= max(assumptions.CONTRACTION_BLOCK_BYTES, 8 * N * 16)
+        assert 8 * N * m <= max(check.CONTRACTION_BLOCK_BYTES, 8 * N * 16)
     # check_mixing follows the budget, and reports how many columns it tracked
     topo = sv.graphs.random_peer(600, seed=1)
     assert sv.check_mixing(topo, horizon=20).contraction_columns == 256
-    monkeypatch.setattr(assumptions, "CONTRACTION_BLOCK_BYTES", 8 * 600 * 40)
+    monkeypatch.setattr(check, "CONTRACTION_BLOCK_BYTES", 8 * 600 * 40)
     r = sv.check_mixing(topo, horizon=20)
     assert r.contraction_columns == 40 and r.passed
     assert sv.check_mixing(topo, horizon=20, columns=100).contraction_columns == 100  # an explicit choice stands
@@ -817,15 +819,15 @@ def test_default_columns_fit_the_block_budget(monkeypatch):
 def test_edges_of_gives_each_steps_edges_kept_or_rebuilt(monkeypatch, budget):
     topo = sv.graphs.random_peer(24, seed=3)
     S = sv.mixing.mixing_schedule(topo)
-    real, checked = assumptions.find_B, []
+    real, checked = check.find_B, []
 
     def spy(N, edges_of, horizon, period=None):
         for _ in range(2):  # the first pass fills the cache, the second reads it
             for k in range(horizon):
-                assert np.array_equal(edges_of(k), assumptions._pattern_edges(S.matrix(k))), k
+                assert np.array_equal(edges_of(k), connectivity.pattern_edges(S.matrix(k))), k
         checked.append(horizon)
         return real(N, edges_of, horizon, period)
 
-    monkeypatch.setattr(assumptions, "EDGE_CACHE_BYTES", budget)
-    monkeypatch.setattr(assumptions, "find_B", spy)
+    monkeypatch.setattr(check, "EDGE_CACHE_BYTES", budget)
+    monkeypatch.setattr(check, "find_B", spy)  # check_mixing calls the find_B of its own module
     assert sv.check_mixing(topo, horizon=30).passed and checked == [30]
