@@ -87,8 +87,9 @@ def test_disconnected_schedule_is_reported_and_strict_raises():
     assert r.B is None and r.diameter is None
     assert not r.passed
     assert any("strongly connected" in v for v in r.violations)
-    # products of a disconnected schedule do not contract to rank one
-    assert r.q == 1.0
+    # products of a disconnected schedule do not contract to rank one: q is 1 up to the round-off
+    # of a rate computed from products of 10 matrices (the last bits vary between BLAS builds)
+    assert abs(r.q - 1.0) <= 16 * np.finfo(float).eps, r.q
     with pytest.raises(sv.MixingAssumptionError, match="strongly connected"):
         sv.check_mixing(topo, horizon=10, strict=True)
 
