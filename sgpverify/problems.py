@@ -98,7 +98,8 @@ class Problem:
     sigma2: float
     zeta2: float
     f_lower: float
-    f_star = None
+    f_star: float | None = None
+    name: str
     #: True when ``value`` and ``full_grad`` accept any leading axes and give, for
     #: each row, the same bits as a call on that row alone: the engine then
     #: evaluates a chunk of records in one call. False (the default) for anything
@@ -536,7 +537,7 @@ class NonconvexLogistic(Problem):
         return np.logaddexp(0.0, -margin) @ wts + self.lam * np.sum(x**2 / (1 + x**2), axis=-1)
 
 
-def check_problem(problem: object) -> ProblemProtocol:
+def check_problem(problem: Any) -> ProblemProtocol:
     """Validate that an object follows the Problem protocol; return it.
 
     Raises TypeError naming the first missing attribute, ValueError for a bad
@@ -591,7 +592,9 @@ def replica_grads(
 PROBLEM_NAMES = ("quadratic-cosine", "nonconvex-logistic", "double-well")
 
 
-def by_name(name: str, n: int, d: int, *, seed: int = 0, **kwargs: Any) -> Problem:
+def by_name(
+    name: str, n: int, d: int, *, seed: int = 0, **kwargs: Any
+) -> QuadraticCosine | NonconvexLogistic | DoubleWell:
     """Build a built-in problem from its kebab-case name.
 
     Examples

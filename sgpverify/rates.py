@@ -433,7 +433,7 @@ class ExponentTest:
     stderr: float
     predicted: float
     delta: float
-    omega: float
+    omega: float | tuple[float, ...]
     confidence: float
     local_slopes: tuple
     local_slopes_se: tuple

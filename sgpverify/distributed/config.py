@@ -13,7 +13,7 @@ from ..errors import SGPVerifyError
 
 if TYPE_CHECKING:
     from ..graphs import Topology
-    from ..problems import Problem
+    from ..problems import DoubleWell, NonconvexLogistic, QuadraticCosine
 
 __all__ = ["ALGORITHMS", "DistributedError", "available", "RunConfig"]
 
@@ -86,7 +86,7 @@ class RunConfig:
         offs = self.x0_spread * (np.arange(self.nproc) - (self.nproc - 1) / 2.0)
         return np.full((self.nproc, self.dim), float(self.x0)) + offs[:, None]
 
-    def build(self) -> tuple[Problem, Topology]:
+    def build(self) -> tuple[QuadraticCosine | NonconvexLogistic | DoubleWell, Topology]:
         prob = problems.by_name(self.problem, self.nproc, self.dim, seed=self.seed)
         topo = graphs.by_name(self.topology, self.nproc, seed=self.seed)
         return prob, topo
