@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 
-def jsonable(o):
+def jsonable(o: object) -> Any:
     """Convert numpy scalars/arrays, tuples and dicts to JSON types; NaN and inf become None."""
     if isinstance(o, dict):
         return {str(k): jsonable(v) for k, v in o.items()}

@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import difflib
 import numbers
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Collection, Iterable
+
+_T = TypeVar("_T")
 
 
 def _fmt(value):
     return repr(value) if isinstance(value, str) else str(value)
 
 
-def check_int(name, value, *, min_value=None, max_value=None):
+def check_int(name: str, value: object, *, min_value: int | None = None, max_value: int | None = None) -> int:
     """Return ``value`` as a Python int or raise a ValueError/TypeError.
 
     The message names the parameter, the constraint and the value.
@@ -33,7 +40,15 @@ def check_int(name, value, *, min_value=None, max_value=None):
     return value
 
 
-def check_float(name, value, *, low=None, high=None, low_open=False, high_open=False):
+def check_float(
+    name: str,
+    value: object,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float:
     """Return ``value`` as a finite float within the given interval."""
     lo = "(" if low_open else "["
     hi = ")" if high_open else "]"
@@ -58,21 +73,21 @@ def check_float(name, value, *, low=None, high=None, low_open=False, high_open=F
     return value
 
 
-def check_choice(name, value, choices):
+def check_choice(name: str, value: _T, choices: Collection[_T]) -> _T:
     if value not in choices:
         opts = ", ".join(repr(c) for c in choices)
         raise ValueError(f"{name} must be one of {opts}, got {_fmt(value)}")
     return value
 
 
-def check_seed(name, seed):
+def check_seed(name: str, seed: object) -> int | np.random.SeedSequence | None:
     """Accept None, a non-negative int, or a numpy SeedSequence."""
     if seed is None or isinstance(seed, np.random.SeedSequence):
         return seed
     return check_int(name, seed, min_value=0)
 
 
-def resolve_seed(name, seed):
+def resolve_seed(name: str, seed: object) -> int | np.random.SeedSequence:
     """Validate ``seed`` and turn None into fresh, then fixed, entropy.
 
     Random schedules need random access by step, so the entropy is fixed once
@@ -86,7 +101,7 @@ def resolve_seed(name, seed):
     return seed
 
 
-def seed_sequence(seed, *spawn_key):
+def seed_sequence(seed: int | np.random.SeedSequence | None, *spawn_key: int) -> np.random.SeedSequence:
     """A SeedSequence for ``seed`` with an extra spawn key (random access by step)."""
     if isinstance(seed, np.random.SeedSequence):
         return np.random.SeedSequence(entropy=seed.entropy, spawn_key=tuple(seed.spawn_key) + tuple(spawn_key))
@@ -97,7 +112,7 @@ def seed_sequence(seed, *spawn_key):
 STREAM = {"erdos-renyi": 1, "random-peer": 2, "link-failures": 3, "delay": 4, "columns": 5, "message-loss": 6}
 
 
-def rng_for(seed, domain, *spawn_key):
+def rng_for(seed: int | np.random.SeedSequence | None, domain: str, *spawn_key: int) -> np.random.Generator:
     """Generator for ``(seed, domain, *spawn_key)``: random access by step.
 
     ``domain`` (a key of :data:`STREAM`) separates the streams of different
@@ -106,7 +121,7 @@ def rng_for(seed, domain, *spawn_key):
     return np.random.Generator(np.random.PCG64(seed_sequence(seed, STREAM[domain], *spawn_key)))
 
 
-def unknown_key(what, key, valid, where=None):
+def unknown_key(what: str, key: str, valid: Iterable[str], where: str | os.PathLike[str] | None = None) -> ValueError:
     """ValueError naming an unknown key and, when one is close, the valid name meant.
 
     Examples
@@ -121,7 +136,7 @@ def unknown_key(what, key, valid, where=None):
     )
 
 
-def read_toml(path, name="config"):
+def read_toml(path: str | os.PathLike[str], name: str = "config") -> dict[str, Any]:
     """The table of a TOML file; ValueError naming ``name`` if it is missing or invalid."""
     import tomllib
     from pathlib import Path

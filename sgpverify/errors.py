@@ -37,7 +37,7 @@ class WorkerDiedError(SGPVerifyError, RuntimeError):
     The units that had finished are cached: the same command resumes.
     """
 
-    def __init__(self, message, unit=None):
+    def __init__(self, message: str, unit: str | None = None) -> None:
         super().__init__(message)
         self.unit = unit
 

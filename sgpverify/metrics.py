@@ -6,14 +6,21 @@ dimension), the engine's internal layout, or ``(n, d)``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from numpy.typing import ArrayLike
 
 __all__ = ["consensus", "total", "average"]
 
 _CHUNK_ELEMS = 1 << 16  # ~0.5 MB temporaries: stay in cache, never a full-size copy
 
 
-def consensus(Z, xbar):
+def consensus(Z: ArrayLike, xbar: ArrayLike) -> np.ndarray | float:
     """``(1/n) sum_i ||z_i - xbar||^2`` for each replica.
 
     Parameters
@@ -67,7 +74,7 @@ def _sum_rows(A):
     return A.sum(axis=0)
 
 
-def total(X, inbox=()):
+def total(X: np.ndarray, inbox: Iterable[np.ndarray] = ()) -> np.ndarray:
     """Sum over the node axis of X plus every inbox slot (the mass in flight).
 
     Works for numerators (n, R, d) and for push-sum weights (n, R). Nodes are
@@ -79,6 +86,6 @@ def total(X, inbox=()):
     return tot
 
 
-def average(X, inbox=()):
+def average(X: np.ndarray, inbox: Iterable[np.ndarray] = ()) -> np.ndarray:
     """``xbar = (1/n) * (sum of the numerators + the mass in flight)``, shape (R, d)."""
     return total(X, inbox) / X.shape[0]

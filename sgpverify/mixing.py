@@ -25,11 +25,18 @@ array([[0.5, 0. , 0.5],
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import scipy.sparse as sp
 
 from ._validate import check_choice, check_int, resolve_seed, rng_for
 from .graphs import Topology, normalize_edges
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from numpy.typing import ArrayLike
 
 __all__ = [
     "push_matrix",
@@ -49,7 +56,7 @@ __all__ = [
 EPS = np.finfo(float).eps
 
 
-def push_weights(n, edges):
+def push_weights(n: int, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Uniform push shares for an edge array.
 
     Returns ``(self_share, edge_share)``: node j keeps ``1/(d_j + 1)`` and sends
@@ -68,7 +75,7 @@ def _csr(n, rows, cols, vals, shape=None):
     return m
 
 
-def push_matrix(topo, k):
+def push_matrix(topo: Topology, k: int) -> sp.csr_array:
     """The column-stochastic push matrix ``P^(k)`` of a topology.
 
     Each sender splits its mass uniformly over itself and its out-neighbours
@@ -117,7 +124,7 @@ def push_matrix(topo, k):
     return _csr(n, rows, cols, vals)
 
 
-def metropolis_matrix(topo, k, symmetrize=True):
+def metropolis_matrix(topo: Topology, k: int, symmetrize: bool = True) -> sp.csr_array:
     """Metropolis-Hastings weights on the undirected graph of step k.
 
     ``W[i, j] = 1 / (1 + max(d_i, d_j))`` for each undirected edge, and
@@ -159,7 +166,7 @@ def metropolis_matrix(topo, k, symmetrize=True):
     )
 
 
-def column_sum_tolerance(P):
+def column_sum_tolerance(P: ArrayLike | sp.sparray | sp.spmatrix) -> float:
     """Default round-off tolerance for the column sums of ``P``.
 
     ``4 * eps * max(1, largest number of non-zeros in a column)``: summing m
@@ -170,7 +177,13 @@ def column_sum_tolerance(P):
     return 4.0 * EPS * max(1, int(nnz.max()) if nnz.size else 1)
 
 
-def check_column_stochastic(P, atol=None, name="P", require_positive_diagonal=True, allow_negative=False):
+def check_column_stochastic(
+    P: ArrayLike | sp.sparray | sp.spmatrix,
+    atol: float | None = None,
+    name: str = "P",
+    require_positive_diagonal: bool = True,
+    allow_negative: bool = False,
+) -> sp.csr_array:
     """Validate a user mixing matrix and return it as CSR.
 
     Checks, in this order: 2-D and square, finite, non-negative, each column
@@ -253,18 +266,18 @@ class DelayModel:
     name: str
     random: bool = False
 
-    def edge_delays(self, k, src, dst):  # pragma: no cover - abstract
+    def edge_delays(self, k: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
 
 class FixedDelay(DelayModel):
     """Every message is delayed exactly ``tau`` steps."""
 
-    def __init__(self, tau):
+    def __init__(self, tau: int) -> None:
         self.tau = check_int("tau", tau, min_value=0)
         self.name = f"fixed(tau={self.tau})"
 
-    def edge_delays(self, k, src, dst):
+    def edge_delays(self, k: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
         return np.full(len(src), self.tau, dtype=np.int64)
 
 
@@ -273,12 +286,12 @@ class RandomDelay(DelayModel):
 
     random = True
 
-    def __init__(self, tau, seed=None):
+    def __init__(self, tau: int, seed: int | np.random.SeedSequence | None = None) -> None:
         self.tau = check_int("tau", tau, min_value=0)
         self.seed = resolve_seed("seed", seed)
         self.name = f"random(tau={self.tau})"
 
-    def edge_delays(self, k, src, dst):
+    def edge_delays(self, k: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
         """Delays drawn in the canonical (sender, receiver) order of the edges, so
         the answer does not depend on the order in which the edges are given."""
         if self.tau == 0 or len(src) == 0:
@@ -296,7 +309,7 @@ class LinkDelay(DelayModel):
     like P; entries it leaves out mean delay 0; the diagonal is ignored.
     """
 
-    def __init__(self, D, tau=None):
+    def __init__(self, D: ArrayLike | sp.sparray | sp.spmatrix, tau: int | None = None) -> None:
         D = sp.csr_array(D) if sp.issparse(D) else sp.csr_array(np.asarray(D))
         if D.ndim != 2 or D.shape[0] != D.shape[1]:
             raise ValueError(f"delays must be a square matrix, got shape {D.shape}")
@@ -318,7 +331,7 @@ class LinkDelay(DelayModel):
             raise ValueError(f"delays must be <= tau = {self.tau}, got {dmax}")
         self.name = f"per-link(tau={self.tau})"
 
-    def edge_delays(self, k, src, dst):
+    def edge_delays(self, k: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
         if len(src) == 0:
             return np.zeros(0, dtype=np.int64)
         d = self._D[np.asarray(dst), np.asarray(src)]
@@ -326,7 +339,11 @@ class LinkDelay(DelayModel):
         return d.ravel().astype(np.int64)
 
 
-def delay_model(delay, tau, seed=None):
+def delay_model(
+    delay: str | DelayModel | ArrayLike | sp.sparray | sp.spmatrix,
+    tau: int,
+    seed: int | np.random.SeedSequence | None = None,
+) -> DelayModel:
     """Build a :class:`DelayModel` from a name or matrix.
 
     Parameters
@@ -355,7 +372,7 @@ def delay_model(delay, tau, seed=None):
     return LinkDelay(delay, tau)
 
 
-def delay_matrix(P, model, k):
+def delay_matrix(P: ArrayLike | sp.sparray | sp.spmatrix, model: DelayModel, k: int) -> sp.csr_array:
     """Delays of the messages of ``P`` at step k, as a sparse int matrix shaped like P."""
     P = sp.coo_array(P)
     off = P.row != P.col
@@ -364,7 +381,9 @@ def delay_matrix(P, model, k):
     return sp.csr_array((d, (dst, src)), shape=P.shape, dtype=np.int64)
 
 
-def augment(P, delays, tau):
+def augment(
+    P: ArrayLike | sp.sparray | sp.spmatrix, delays: ArrayLike | sp.sparray | sp.spmatrix | None, tau: int
+) -> sp.csr_array:
     """The delay-augmented column-stochastic matrix of THEORY.md section 3.
 
     With ``N = n(tau+1)`` rows, row ``r*n + i`` is "node i, delay r" (r = 0 the
@@ -450,7 +469,15 @@ class MixingSchedule:
     real nodes. Periodic schedules cache one period of matrices.
     """
 
-    def __init__(self, n, period, base, tau, model, name):
+    def __init__(
+        self,
+        n: int,
+        period: int | None,
+        base: Callable[[int], sp.csr_array],
+        tau: int,
+        model: DelayModel | None,
+        name: str,
+    ) -> None:
         self.n = n
         self.tau = tau
         self.N = n * (tau + 1)
@@ -462,12 +489,12 @@ class MixingSchedule:
         self.name = name
         self._cache = {}
 
-    def base_matrix(self, k):
+    def base_matrix(self, k: int) -> sp.csr_array:
         """The un-augmented ``(n, n)`` matrix of step k."""
         k = check_int("k", k, min_value=0)
         return self._base(k)
 
-    def matrix(self, k):
+    def matrix(self, k: int) -> sp.csr_array:
         k = check_int("k", k, min_value=0)
         key = k % self.period if self.period is not None else None
         if key is not None and key in self._cache:
@@ -479,11 +506,19 @@ class MixingSchedule:
             self._cache[key] = P
         return P
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<MixingSchedule {self.name}: n={self.n}, tau={self.tau}, period={self.period}>"
 
 
-def mixing_schedule(source, *, weights="push", tau=0, delay="fixed", seed=None, validate=True):
+def mixing_schedule(
+    source: Topology | ArrayLike | sp.sparray | sp.spmatrix | Sequence[ArrayLike | sp.sparray | sp.spmatrix],
+    *,
+    weights: str = "push",
+    tau: int = 0,
+    delay: str | DelayModel | ArrayLike | sp.sparray | sp.spmatrix = "fixed",
+    seed: int | np.random.SeedSequence | None = None,
+    validate: bool = True,
+) -> MixingSchedule:
     """A :class:`MixingSchedule` from a topology, a matrix, or a list of matrices.
 
     Parameters

@@ -37,14 +37,21 @@ protocol: the engine never special-cases the built-ins.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from scipy.special import expit
 
 from ._validate import check_choice, check_float, check_int
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from numpy.typing import ArrayLike
+
 __all__ = [
     "Problem",
+    "ProblemProtocol",
     "QuadraticCosine",
     "NonconvexLogistic",
     "DoubleWell",
@@ -53,6 +60,33 @@ __all__ = [
     "PROBLEM_NAMES",
     "by_name",
 ]
+
+
+class ProblemProtocol(Protocol):
+    """The required part of the Problem protocol, as a type for hints.
+
+    Any object with these attributes and methods is a problem; no inheritance
+    is needed (:class:`Problem` is only the base of the built-ins). Nothing is
+    checked against this class at run time: :func:`check_problem` does the
+    checking. The optional parts (``f_star``, ``min_hessian_eigenvalue``,
+    ``batch_metrics``, ``grad_replicas``) are described in the module docstring.
+    """
+
+    n_nodes: int
+    dim: int
+    L: float
+    sigma2: float
+    zeta2: float
+    f_lower: float
+
+    def grad(self, z: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Each node's stochastic gradient at its own point: z (..., n, d) -> (..., n, d)."""
+
+    def full_grad(self, x: np.ndarray) -> np.ndarray:
+        """Gradient of f = (1/n) sum_i f_i: x (..., d) -> (..., d)."""
+
+    def value(self, x: np.ndarray) -> np.ndarray | float:
+        """f = (1/n) sum_i f_i: x (..., d) -> (...) (a scalar for x of shape (d,))."""
 
 
 class Problem:
@@ -64,21 +98,22 @@ class Problem:
     sigma2: float
     zeta2: float
     f_lower: float
-    f_star = None
+    f_star: float | None = None
+    name: str
     #: True when ``value`` and ``full_grad`` accept any leading axes and give, for
     #: each row, the same bits as a call on that row alone: the engine then
     #: evaluates a chunk of records in one call. False (the default) for anything
     #: computed with BLAS products, whose rounding may depend on the batch shape.
     batch_metrics = False
 
-    def constants(self):
+    def constants(self) -> dict[str, float | None]:
         """The certified constants as a dict (``f_star``: true minimum, or None)."""
         return {"L": self.L, "sigma2": self.sigma2, "zeta2": self.zeta2, "f_lower": self.f_lower, "f_star": self.f_star}
 
-    def local_grad(self, z):  # exact gradients of every f_i at z (..., n, d)
+    def local_grad(self, z: np.ndarray) -> np.ndarray:  # exact gradients of every f_i at z (..., n, d)
         raise NotImplementedError
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (
             f"<{self.name}: n={self.n_nodes}, d={self.dim}, L={self.L:.4g}, sigma2={self.sigma2:.4g}, "
             f"zeta2={self.zeta2:.4g}>"
@@ -96,11 +131,11 @@ class _LocalPlusNoise(Problem):
     """Problems whose stochastic gradient is ``local_grad(z)`` (elementwise)
     plus Gaussian noise of level ``sigma``: QuadraticCosine and DoubleWell."""
 
-    def grad(self, z, rng):
+    def grad(self, z: ArrayLike, rng: np.random.Generator) -> np.ndarray:
         z = np.asarray(z, dtype=float)
         return self.local_grad(z) + _gaussian_noise(rng, z.shape, self.sigma)
 
-    def grad_replicas(self, Z, rngs, out):
+    def grad_replicas(self, Z: ArrayLike, rngs: Sequence[np.random.Generator], out: np.ndarray) -> np.ndarray:
         """``grad(Z[r], rngs[r])`` for every replica r, into ``out`` (R, n, d):
         the same operations on the stacked replicas (``local_grad`` is
         elementwise), so the same bits per replica; ``standard_normal(out=...)``
@@ -185,7 +220,18 @@ class QuadraticCosine(_LocalPlusNoise):
     #: leading axes, the same bits row by row (the engine batches its records)
     batch_metrics = True
 
-    def __init__(self, n, d, *, alpha=0.5, heterogeneity=1.0, sigma=0.1, a_min=0.1, a_max=1.0, seed=0):
+    def __init__(
+        self,
+        n: int,
+        d: int,
+        *,
+        alpha: float = 0.5,
+        heterogeneity: float = 1.0,
+        sigma: float = 0.1,
+        a_min: float = 0.1,
+        a_max: float = 1.0,
+        seed: int = 0,
+    ) -> None:
         self.n_nodes = check_int("n", n, min_value=1)
         self.dim = check_int("d", d, min_value=1)
         self.alpha = check_float("alpha", alpha, low=0.0)
@@ -210,7 +256,7 @@ class QuadraticCosine(_LocalPlusNoise):
         self.x_star = tstar
         self.f_star = float(self.value(tstar))
 
-    def coordinate_minima(self):
+    def coordinate_minima(self) -> np.ndarray:
         """A global minimiser of f (separable: one 1-D problem per coordinate)."""
         from scipy.optimize import brentq
 
@@ -232,19 +278,19 @@ class QuadraticCosine(_LocalPlusNoise):
             out[j] = best_t
         return out
 
-    def min_hessian_eigenvalue(self, x):
+    def min_hessian_eigenvalue(self, x: ArrayLike) -> np.ndarray | float:
         """Smallest eigenvalue of the Hessian of f at x (shape (..., d) -> (...))."""
         x = np.asarray(x, dtype=float)
         return np.min(self.a - self.alpha * np.cos(x), axis=-1)
 
-    def local_grad(self, z):
+    def local_grad(self, z: np.ndarray) -> np.ndarray:
         return self.a * (z - self.b) - self.alpha * np.sin(z)
 
-    def full_grad(self, x):
+    def full_grad(self, x: ArrayLike) -> np.ndarray:
         x = np.asarray(x, dtype=float)
         return self.a * x - self.alpha * np.sin(x)  # mean_i b_i = 0
 
-    def value(self, x):
+    def value(self, x: ArrayLike) -> np.ndarray | float:
         x = np.asarray(x, dtype=float)
         # mean_i (x-b_i)^T A (x-b_i) = x^T A x + mean_i b_i^T A b_i  (mean b = 0)
         return 0.5 * (np.sum(self.a * x**2, axis=-1) + self._value_const) + self.alpha * np.sum(np.cos(x), axis=-1)
@@ -286,7 +332,17 @@ class DoubleWell(_LocalPlusNoise):
     #: leading axes, the same bits row by row (the engine batches its records)
     batch_metrics = True
 
-    def __init__(self, n, d, *, beta=2.0, s=1.0, heterogeneity=0.5, sigma=0.1, seed=0):
+    def __init__(
+        self,
+        n: int,
+        d: int,
+        *,
+        beta: float = 2.0,
+        s: float = 1.0,
+        heterogeneity: float = 0.5,
+        sigma: float = 0.1,
+        seed: int = 0,
+    ) -> None:
         self.n_nodes = check_int("n", n, min_value=1)
         self.dim = check_int("d", d, min_value=1)
         self.beta = check_float("beta", beta, low=0.0)
@@ -308,7 +364,7 @@ class DoubleWell(_LocalPlusNoise):
         else:
             self.f_star = self.dim * self.beta
 
-    def min_hessian_eigenvalue(self, x):
+    def min_hessian_eigenvalue(self, x: ArrayLike) -> np.ndarray | float:
         """Smallest eigenvalue of the (diagonal) Hessian of f at x."""
         t = np.asarray(x, dtype=float)
         s2 = self.s**2
@@ -317,13 +373,13 @@ class DoubleWell(_LocalPlusNoise):
     def _wprime(self, t):
         return t - (self.beta / self.s**2) * t * np.exp(-(t**2) / (2 * self.s**2))
 
-    def local_grad(self, z):
+    def local_grad(self, z: np.ndarray) -> np.ndarray:
         return self._wprime(z) + self.c
 
-    def full_grad(self, x):
+    def full_grad(self, x: ArrayLike) -> np.ndarray:
         return self._wprime(np.asarray(x, dtype=float))
 
-    def value(self, x):
+    def value(self, x: ArrayLike) -> np.ndarray | float:
         x = np.asarray(x, dtype=float)
         return np.sum(x**2 / 2 + self.beta * np.exp(-(x**2) / (2 * self.s**2)), axis=-1)
 
@@ -366,7 +422,18 @@ class NonconvexLogistic(Problem):
 
     name = "NonconvexLogistic"
 
-    def __init__(self, n, d, *, samples=None, batch=8, lam=0.1, split="label", dirichlet_alpha=0.5, seed=0):
+    def __init__(
+        self,
+        n: int,
+        d: int,
+        *,
+        samples: int | None = None,
+        batch: int = 8,
+        lam: float = 0.1,
+        split: str = "label",
+        dirichlet_alpha: float = 0.5,
+        seed: int = 0,
+    ) -> None:
         self.n_nodes = check_int("n", n, min_value=1)
         self.dim = check_int("d", d, min_value=1)
         samples = 50 * self.n_nodes if samples is None else samples
@@ -438,7 +505,7 @@ class NonconvexLogistic(Problem):
         coef = -labels * expit(-margin)  # 1 / (1 + e^margin), without overflow
         return np.einsum("...m,...md->...d", coef, feats) / feats.shape[-2]
 
-    def local_grad(self, z):
+    def local_grad(self, z: ArrayLike) -> np.ndarray:
         z = np.asarray(z, dtype=float)
         out = np.empty_like(z)
         for i in range(self.n_nodes):  # exact per-node gradients: tests and set-up only
@@ -446,7 +513,7 @@ class NonconvexLogistic(Problem):
             out[..., i, :] = self._loss_grad(self.features[a:b], self.labels[a:b], z[..., i, :])
         return out + self._reg_grad(z)
 
-    def grad(self, z, rng):
+    def grad(self, z: ArrayLike, rng: np.random.Generator) -> np.ndarray:
         z = np.asarray(z, dtype=float)
         lead = z.shape[:-2]
         u = rng.random(lead + (self.n_nodes, self.batch))
@@ -455,7 +522,7 @@ class NonconvexLogistic(Problem):
         labels = self.labels[idx]
         return self._loss_grad(feats, labels, z) + self._reg_grad(z)
 
-    def full_grad(self, x):
+    def full_grad(self, x: ArrayLike) -> np.ndarray:
         x = np.asarray(x, dtype=float)
         # f = (1/n) sum_i mean over S_i: weight each sample by 1 / (n m_i)
         wts = 1.0 / (self.n_nodes * self.counts[self._node_of])
@@ -463,14 +530,14 @@ class NonconvexLogistic(Problem):
         coef = -self.labels * wts * expit(-margin)
         return coef @ self.features + self._reg_grad(x)
 
-    def value(self, x):
+    def value(self, x: ArrayLike) -> np.ndarray | float:
         x = np.asarray(x, dtype=float)
         wts = 1.0 / (self.n_nodes * self.counts[self._node_of])
         margin = self.labels * (x @ self.features.T)
         return np.logaddexp(0.0, -margin) @ wts + self.lam * np.sum(x**2 / (1 + x**2), axis=-1)
 
 
-def check_problem(problem):
+def check_problem(problem: Any) -> ProblemProtocol:
     """Validate that an object follows the Problem protocol; return it.
 
     Raises TypeError naming the first missing attribute, ValueError for a bad
@@ -488,7 +555,9 @@ def check_problem(problem):
     return problem
 
 
-def replica_grads(problem):
+def replica_grads(
+    problem: ProblemProtocol,
+) -> Callable[[np.ndarray, Sequence[np.random.Generator], np.ndarray], np.ndarray] | None:
     """The problem's stacked ``grad_replicas(Z, rngs, out)``, or None where it must not be used.
 
     ``grad_replicas`` is the optional part of the Problem protocol (see the module
@@ -523,7 +592,9 @@ def replica_grads(problem):
 PROBLEM_NAMES = ("quadratic-cosine", "nonconvex-logistic", "double-well")
 
 
-def by_name(name, n, d, *, seed=0, **kwargs):
+def by_name(
+    name: str, n: int, d: int, *, seed: int = 0, **kwargs: Any
+) -> QuadraticCosine | NonconvexLogistic | DoubleWell:
     """Build a built-in problem from its kebab-case name.
 
     Examples

@@ -23,12 +23,18 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.stats
 
 from ._json import jsonable
 from ._validate import check_float
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from numpy.typing import ArrayLike
 
 __all__ = [
     "RateFit",
@@ -101,7 +107,7 @@ class RateFit:
     replicas: int
     method: str
 
-    def rate(self):
+    def rate(self) -> float:
         """Geometric rate per unit x, ``exp(slope)``, of a log-linear fit.
 
         The interval of the rate is ``(exp(ci_low), exp(ci_high))`` (exp is
@@ -125,7 +131,7 @@ class RateFit:
             )
         return math.exp(self.slope)
 
-    def predict(self, x):
+    def predict(self, x: ArrayLike) -> np.ndarray:
         """Fitted values ``exp(intercept) * x**slope`` or ``exp(intercept + slope * x)``.
 
         Parameters
@@ -155,7 +161,7 @@ class RateFit:
             return np.exp(self.intercept + self.slope * np.log(x))
         return np.exp(self.intercept + self.slope * x)
 
-    def contains(self, value):
+    def contains(self, value: float) -> bool:
         """Whether ``ci_low <= value <= ci_high`` (False when the interval is NaN).
 
         Examples
@@ -169,11 +175,11 @@ class RateFit:
         """
         return bool(self.ci_low <= value <= self.ci_high)
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict of every field (NaN becomes None, tuples lists)."""
         return {f.name: jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
-    def __str__(self):
+    def __str__(self) -> str:
         pct = f"{100 * self.confidence:g}%"
         return (
             f"{self.kind} slope {self.slope:.6g} [{pct} CI {self.ci_low:.6g}, "
@@ -335,7 +341,9 @@ _NOTES = """
 """
 
 
-def fit_loglog(x, y, *, window=None, confidence=0.95):
+def fit_loglog(
+    x: ArrayLike, y: ArrayLike, *, window: tuple[float | None, float | None] | None = None, confidence: float = 0.95
+) -> RateFit:
     """Fit ``y ~ c * x**slope`` by least squares on ``(log x, log y)``.
     {params}{notes}
         Examples
@@ -358,7 +366,9 @@ def fit_loglog(x, y, *, window=None, confidence=0.95):
     return _fit("loglog", x, y, window, confidence)
 
 
-def fit_loglinear(x, y, *, window=None, confidence=0.95):
+def fit_loglinear(
+    x: ArrayLike, y: ArrayLike, *, window: tuple[float | None, float | None] | None = None, confidence: float = 0.95
+) -> RateFit:
     """Fit ``y ~ c * rate**x`` by least squares on ``(x, log y)``; ``slope = log(rate)``.
     {params}{notes}
         Examples
@@ -423,7 +433,7 @@ class ExponentTest:
     stderr: float
     predicted: float
     delta: float
-    omega: float
+    omega: float | tuple[float, ...]
     confidence: float
     local_slopes: tuple
     local_slopes_se: tuple
@@ -435,10 +445,10 @@ class ExponentTest:
     verdict: str
     reason: str
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return {f.name: jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
-    def __str__(self):
+    def __str__(self) -> str:
         return (
             f"exponent {self.exponent:.3f} [{self.ci_low:.3f}, {self.ci_high:.3f}] vs "
             f"{self.predicted:g} +- {self.delta:g}: {self.verdict} ({self.reason})"
@@ -475,7 +485,16 @@ def _gof(S, U):
     return float(scipy.stats.f.sf(F, k, R - k))
 
 
-def test_exponent(x, y, *, predicted, delta=0.05, omega=0.5, confidence=0.95, bound_only=False):
+def test_exponent(
+    x: ArrayLike,
+    y: ArrayLike,
+    *,
+    predicted: float,
+    delta: float = 0.05,
+    omega: float | Sequence[float] = 0.5,
+    confidence: float = 0.95,
+    bound_only: bool = False,
+) -> ExponentTest:
     """Test an asymptotic power law ``y ~ A x^p`` as a limit, with three verdicts.
 
     The local slopes between successive ``x`` (``log(y_{j+1}/y_j) /
@@ -537,7 +556,16 @@ def test_exponent(x, y, *, predicted, delta=0.05, omega=0.5, confidence=0.95, bo
     )
 
 
-def test_limit(x, estimates, *, predicted, delta=0.05, omega=0.5, confidence=0.95, bound_only=False):
+def test_limit(
+    x: ArrayLike,
+    estimates: ArrayLike,
+    *,
+    predicted: float,
+    delta: float = 0.05,
+    omega: float | Sequence[float] = 0.5,
+    confidence: float = 0.95,
+    bound_only: bool = False,
+) -> ExponentTest:
     """Test the limit as ``x -> oo`` of estimates ``s(x) = p + b x^(-omega) + o(x^(-omega))``.
 
     Per replica the estimates are regressed on ``x^(-omega)``; the intercept
@@ -674,7 +702,7 @@ def test_limit(x, estimates, *, predicted, delta=0.05, omega=0.5, confidence=0.9
     )
 
 
-def iterations_to(logK, logS, level):
+def iterations_to(logK: Sequence[float] | np.ndarray, logS: Sequence[float] | np.ndarray, level: float) -> float:
     """log K at which log S (a curve along ``logK``) reaches ``level``.
 
     Linear interpolation in log-log on the first segment that brackets the level;

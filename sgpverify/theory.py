@@ -39,9 +39,15 @@ import functools
 import re
 import sys
 from numbers import Real
+from typing import TYPE_CHECKING
 
 import numpy as np
 import sympy as sp
+
+if TYPE_CHECKING:
+    import os
+
+    from numpy.typing import ArrayLike
 
 __all__ = [
     # symbols
@@ -376,7 +382,7 @@ def _subs_map(subs):
     return {SYMBOLS[k][0]: sp.sympify(v) for k, v in subs.items()}
 
 
-def rate_exponent(expr, var, **subs):
+def rate_exponent(expr: sp.Expr | str, var: sp.Symbol | str, **subs: float | sp.Expr) -> sp.Expr:
     """Exponent ``p`` such that ``expr ~ var**p`` as ``var -> oo``.
 
     Computed as ``sympy.limit(log(expr) / log(var), var, oo)`` after
@@ -439,7 +445,7 @@ def _lambdified(expr):
     return args, sp.lambdify(args, expr, modules="numpy")
 
 
-def evaluate(expr, **values):
+def evaluate(expr: sp.Expr | str, **values: ArrayLike) -> float | np.ndarray:
     """Numerical value of an expression, through a cached ``sympy.lambdify``.
 
     Parameters
@@ -492,7 +498,7 @@ def evaluate(expr, **values):
     return float(out) if scalar else np.asarray(out, dtype=float)
 
 
-def latex(name):
+def latex(name: str) -> str:
     """LaTeX of a named expression (a key of :data:`EXPRESSIONS`, any case).
 
     Examples
@@ -534,7 +540,7 @@ RATE_TABLE = (
 )
 
 
-def write_theory_tables():
+def write_theory_tables() -> str:
     """Markdown snippet with the symbols, the LaTeX of every expression and rates.
 
     This is the text between the ``<!-- generated:start -->`` and
@@ -589,7 +595,7 @@ def _theory_tables():
     return "\n".join(out).rstrip() + "\n"
 
 
-def update_generated_block(path):
+def update_generated_block(path: str | os.PathLike[str]) -> bool:
     """Replace the generated block of a Markdown file by :func:`write_theory_tables`.
 
     Returns True if the file changed. Raises ValueError if the markers are

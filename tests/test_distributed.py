@@ -5,6 +5,10 @@ installed (the configuration checks run regardless); CI installs the
 'distributed' extra so that they run. Each launch spawns 4 processes
 (about 10 s, mostly interpreter and torch start-up)."""
 
+import os
+import pickle
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -105,3 +109,40 @@ def test_bad_config_messages():
         D.RunConfig(algorithm="gossip")
     with pytest.raises(ValueError, match="slow_rank must be an integer in"):
         D.RunConfig(nproc=4, slow_rank=4)
+
+
+def test_package_keeps_the_import_paths():
+    # the package's __init__ re-exports what the module used to define, under the same names
+    for name in [*D.__all__, "DistributedResult", "check_against_simulator", "train_mlp", "straggler_study"]:
+        assert getattr(D, name) is not None, name
+    from sgpverify.distributed import GossipSGD, RunConfig, launch  # noqa: F401
+    from sgpverify.distributed.runner import _spawn_entry
+    from sgpverify.distributed.studies import _mlp_entry
+
+    # what torch.multiprocessing.spawn sends to the children must pickle by reference
+    for fn in (_spawn_entry, _mlp_entry):
+        assert pickle.loads(pickle.dumps(fn)) is fn
+
+
+def test_import_does_not_need_torch():
+    # torch made unimportable (as if not installed): the package imports, available() says why not
+    code = (
+        "import sys, importlib.abc\n"
+        "class Block(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path, target=None):\n"
+        "        if name.split('.')[0] == 'torch':\n"
+        "            raise ModuleNotFoundError(name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import sgpverify.distributed as D\n"
+        "import sgpverify.distributed.config, sgpverify.distributed.transport, sgpverify.distributed.runner\n"
+        "import sgpverify.distributed.checks, sgpverify.distributed.gossip, sgpverify.distributed.studies\n"
+        "print(D.available()[0], any(m.split('.')[0] == 'torch' for m in sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)),
+    ).stdout
+    assert out.split() == ["False", "False"]

@@ -20,9 +20,19 @@ True
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ..mixing import delay_model
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+    from numpy.typing import ArrayLike
+
+    from ..graphs import Topology
+    from ..mixing import DelayModel
+    from ..problems import ProblemProtocol
 
 __all__ = ["reference_sgp"]
 
@@ -35,20 +45,20 @@ class _Node:
 
 
 def reference_sgp(
-    problem,
-    topology,
+    problem: ProblemProtocol,
+    topology: Topology,
     *,
-    step_size,
-    n_iter,
-    x0=None,
-    tau=0,
-    delay="fixed",
-    seed=0,
-    momentum=0.0,
-    nesterov=False,
-    send_before_step=False,
-    record_every=None,
-):
+    step_size: float,
+    n_iter: int,
+    x0: ArrayLike | None = None,
+    tau: int = 0,
+    delay: str | DelayModel | ArrayLike | sp.sparray | sp.spmatrix = "fixed",
+    seed: int = 0,
+    momentum: float = 0.0,
+    nesterov: bool = False,
+    send_before_step: bool = False,
+    record_every: int | None = None,
+) -> dict[str, Any]:
     """Run SGP / tau-OSGP node by node, message by message.
 
     Gradients come from one call ``problem.grad(Z, rng)`` per iteration with

@@ -1,0 +1,240 @@
+"""One rank of a :class:`~sgpverify.distributed.RunConfig` run, and :func:`launch`, which spawns them all.
+
+:func:`run_rank` is the per-process entry point (also under ``torchrun``);
+:func:`launch` spawns ``cfg.nproc`` processes on localhost and assembles their
+records into a :class:`DistributedResult`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..mixing import metropolis_matrix
+from .config import DistributedError, RunConfig, available
+from .transport import PushSumChannel, free_port, init_gloo
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+__all__ = ["run_rank", "launch", "DistributedResult"]
+
+
+def run_rank(rank: int | None, cfg: RunConfig, outdir: str | os.PathLike[str], port: int | None = None) -> None:
+    """Run one node of ``cfg`` (a :class:`RunConfig`) and write ``outdir/rank{rank}.npz``.
+
+    With ``rank=None`` the rank comes from the ``RANK`` environment variable and
+    the rendezvous from ``MASTER_ADDR``/``MASTER_PORT``, as ``torchrun`` sets
+    them (``WORLD_SIZE`` must equal ``cfg.nproc``).
+    """
+    if rank is None:
+        rank = int(os.environ["RANK"])
+        world = int(os.environ.get("WORLD_SIZE", cfg.nproc))
+        if world != cfg.nproc:
+            raise DistributedError(f"WORLD_SIZE = {world} but cfg.nproc = {cfg.nproc}")
+    dist = init_gloo(rank, cfg.nproc, port, cfg.timeout)
+    try:
+        _run(rank, cfg, Path(outdir), dist)
+    finally:
+        try:
+            dist.destroy_process_group()
+        except Exception:  # pragma: no cover - best effort at exit
+            pass
+
+
+def _grad(prob, z, rank, rng):
+    """This node's stochastic gradient, drawing the noise of the whole (n, d) call so
+    that the stream is the simulator's (same seed, same bits, row ``rank``)."""
+    Z = np.tile(z, (prob.n_nodes, 1))
+    return np.asarray(prob.grad(Z, rng), dtype=float)[rank]
+
+
+def _run(rank: int, cfg: RunConfig, outdir: Path, dist: ModuleType) -> None:
+    import torch
+
+    n, d = cfg.nproc, cfg.dim
+    prob, topo = cfg.build()
+    rng = np.random.default_rng(np.random.SeedSequence(cfg.seed).spawn(1)[0])
+    x = cfg.start()[rank].copy()
+    w = 1.0
+    applied = np.zeros(d)
+    t0 = time.perf_counter()
+    rec_k, rec_t, rec_x, rec_w, rec_mass = [], [], [], [], []
+    chan = None
+    if cfg.algorithm in ("sgp", "osgp"):
+        chan = PushSumChannel(rank, n, topo, cfg.tau, d, cfg.slow_links, cfg.link_delay)
+
+    def record(k):
+        rec_k.append(k)
+        rec_t.append(time.perf_counter() - t0)
+        rec_x.append(x.copy())
+        rec_w.append(w)
+        if chan is not None:  # this rank's share of the total: x + sent - received
+            rec_mass.append(
+                np.concatenate([x + chan.sent[:d] - chan.consumed[:d], [w + chan.sent[d] - chan.consumed[d]]])
+            )
+        else:
+            rec_mass.append(np.concatenate([x, [w]]))
+
+    k_done = cfg.iters
+    for k in range(cfg.iters):
+        if k % cfg.record_every == 0:
+            record(k)
+        if cfg.fail_rank == rank and k == cfg.fail_at:
+            os._exit(17)  # simulate a crashed peer (tests of clean failure)
+        if cfg.slow_rank == rank and cfg.slow_sleep:
+            time.sleep(cfg.slow_sleep)
+        if cfg.link_delay and cfg.algorithm in ("allreduce", "dpsgd") and cfg.slow_links:
+            time.sleep(cfg.link_delay)  # a collective step waits for its slowest link
+        z = x / w
+        g = _grad(prob, z, rank, rng)
+        applied += g
+        if cfg.algorithm in ("sgp", "osgp"):
+            y = x + (-cfg.step_size) * g
+            x, w = chan.send_and_keep(k, y, w)
+            x, w = chan.receive(k, x, w, cfg.timeout)
+        elif cfg.algorithm == "allreduce":
+            y = torch.from_numpy(x + (-cfg.step_size) * g)
+            dist.all_reduce(y)
+            x = y.numpy() / n
+        else:  # dpsgd: x <- W x - gamma g, symmetric exchange
+            W = metropolis_matrix(topo, k)
+            row = W.getrow(rank) if hasattr(W, "getrow") else W[[rank], :]
+            nb = [j for j in row.indices.tolist() if j != rank]
+            bufs, works = {}, []
+            mine = torch.from_numpy(x.copy())
+            for j in nb:
+                bufs[j] = torch.empty(d, dtype=torch.float64)
+                works.append(dist.irecv(bufs[j], src=j, tag=k))
+            for j in nb:
+                works.append(dist.isend(mine, dst=j, tag=k))
+            for wk in works:
+                wk.wait()
+            vals = dict(zip(row.indices.tolist(), row.data.tolist()))
+            new = vals[rank] * x
+            for j in sorted(nb):
+                new = new + vals[j] * bufs[j].numpy()
+            x = new + (-cfg.step_size) * g
+        if cfg.max_seconds is not None and time.perf_counter() - t0 > cfg.max_seconds:
+            k_done = k + 1
+            break
+    if chan is not None:
+        x, w = chan.drain(x, w, cfg.timeout)
+    record(k_done)
+    # global totals after the drain: every message sent has been folded in
+    tot = torch.from_numpy(
+        np.concatenate(
+            [x, [w], applied, chan.sent if chan else np.zeros(d + 1), chan.consumed if chan else np.zeros(d + 1)]
+        )
+    )
+    dist.all_reduce(tot)
+    np.savez(
+        outdir / f"rank{rank}.npz",
+        k=np.array(rec_k),
+        t=np.array(rec_t),
+        x=np.array(rec_x),
+        w=np.array(rec_w),
+        mass=np.array(rec_mass),
+        totals=tot.numpy(),
+        iters_done=k_done,
+    )
+    dist.barrier()
+
+
+def _spawn_entry(rank, cfg, outdir, port):
+    run_rank(rank, cfg, outdir, port)
+
+
+def launch(cfg: RunConfig, outdir: str | os.PathLike[str] | None = None) -> DistributedResult:
+    """Spawn ``cfg.nproc`` processes on localhost, run, and collect the results.
+
+    Returns a :class:`DistributedResult`. Raises :class:`DistributedError` if a
+    rank fails, dies or times out (the other ranks are terminated: no hang, no
+    orphan processes).
+    """
+    ok, why = available()
+    if not ok:
+        raise DistributedError(why)
+    import torch.multiprocessing as mp
+
+    tmp = tempfile.mkdtemp(prefix="sgpverify-dist-") if outdir is None else str(outdir)
+    port = free_port()
+    t0 = time.perf_counter()
+    try:
+        mp.spawn(_spawn_entry, args=(cfg, tmp, port), nprocs=cfg.nproc, join=True)
+    except mp.ProcessExitedException as exc:
+        raise DistributedError(
+            f"rank {exc.error_index} died (exit code {exc.exit_code}); the other ranks were stopped"
+        ) from None
+    except mp.ProcessRaisedException as exc:
+        last = str(exc).strip().splitlines()[-1]
+        raise DistributedError(f"rank {exc.error_index} failed: {last}; the other ranks were stopped") from None
+    wall = time.perf_counter() - t0
+    res = _collect(cfg, Path(tmp), wall)
+    if outdir is None:
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
+    return res
+
+
+@dataclasses.dataclass(frozen=True)
+class DistributedResult:
+    """Per-rank records, assembled: ``z[k_index, rank, :]``, times, totals."""
+
+    config: RunConfig
+    iterations: np.ndarray
+    times: np.ndarray  # (records, n) wall time of each rank's record
+    x: np.ndarray  # (records, n, d)
+    w: np.ndarray  # (records, n)
+    mass: np.ndarray  # (records, n, d+1): x + sent - received per rank
+    totals: dict[str, Any]
+    wall_seconds: float
+
+    @property
+    def z(self) -> np.ndarray:
+        return self.x / self.w[:, :, None]
+
+    def consensus(self) -> np.ndarray:
+        """(1/n) sum_i ||z_i - xbar||^2 at each record (xbar from the mass incl. in flight)."""
+        xbar = self.mass[:, :, : self.x.shape[2]].sum(axis=1) / self.x.shape[1]
+        return np.mean(np.sum((self.z - xbar[:, None, :]) ** 2, axis=2), axis=1)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "config": dataclasses.asdict(self.config),
+            "iterations": self.iterations.tolist(),
+            "wall_seconds": self.wall_seconds,
+            "totals": self.totals,
+        }
+
+
+def _collect(cfg, tmp, wall):
+    parts = [np.load(tmp / f"rank{r}.npz") for r in range(cfg.nproc)]
+    m = min(len(p["k"]) for p in parts)
+    d = cfg.dim
+    tot = parts[0]["totals"]
+    totals = {
+        "x_sum": tot[:d].tolist(),
+        "w_sum": float(tot[d]),
+        "applied_sum": tot[d + 1 : 2 * d + 1].tolist(),
+        "sent": tot[2 * d + 1 : 3 * d + 2].tolist(),
+        "consumed": tot[3 * d + 2 :].tolist(),
+        "iters_done": [int(p["iters_done"]) for p in parts],
+    }
+    return DistributedResult(
+        config=cfg,
+        iterations=parts[0]["k"][:m],
+        times=np.stack([p["t"][:m] for p in parts], axis=1),
+        x=np.stack([p["x"][:m] for p in parts], axis=1),
+        w=np.stack([p["w"][:m] for p in parts], axis=1),
+        mass=np.stack([p["mass"][:m] for p in parts], axis=1),
+        totals=totals,
+        wall_seconds=wall,
+    )
