@@ -1,0 +1,369 @@
+"""Asymptotic exponents and limits with three verdicts (:func:`test_exponent`, :func:`test_limit`).
+
+An exponent is estimated as a limit: local slopes over doublings, regressed on the
+correction term ``x^-omega``, extrapolated to ``x -> oo`` and judged two-sided (or,
+for an upper bound, one-sided) against the prediction: ``pass``, ``fail`` or
+``inconclusive`` (docs/theory.md, "Testing an exponent").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import scipy.stats
+
+from .._json import jsonable
+from .._validate import check_float
+from .fits import format_number
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from numpy.typing import ArrayLike
+
+__all__ = ["VERDICTS", "ExponentTest", "GOF_ALPHA", "test_exponent", "test_limit", "iterations_to"]
+
+
+VERDICTS = ("pass", "fail", "inconclusive")
+
+
+@dataclasses.dataclass(frozen=True)
+class ExponentTest:
+    """The asymptotic exponent of ``y ~ A x^p (1 + b x^(-omega))`` and its verdict.
+
+    Attributes
+    ----------
+    exponent : float
+        Extrapolated exponent ``p``: mean over replicas of the intercept of the
+        local slopes regressed on ``x_mid^(-omega)``.
+    ci_low, ci_high : float
+        Student t interval of ``exponent`` over replicas (``confidence``).
+    predicted, delta : float
+        The claim: ``p = predicted``; the band ``[predicted - delta, predicted + delta]``.
+    local_slopes : tuple of float
+        Mean over replicas of the slope between successive x (over doublings
+        when x doubles), at ``x_mid`` (geometric midpoints).
+    local_slopes_se : tuple of float
+        Their standard errors over replicas.
+    x_mid : tuple of float
+    correction : float
+        Mean over replicas of ``b'``, the coefficient of ``x_mid^(-omega)``.
+    gof_pvalue : float or None
+        p-value of the goodness-of-fit test of the correction model (Hotelling
+        T^2 on the residual space over replicas); None with fewer than three
+        local slopes (no residual degree of freedom).
+    verdict : {"pass", "fail", "inconclusive"}
+    reason : str
+        Why (which rule decided), and for "inconclusive" what would settle it.
+    """
+
+    exponent: float
+    ci_low: float
+    ci_high: float
+    stderr: float
+    predicted: float
+    delta: float
+    omega: float | tuple[float, ...]
+    confidence: float
+    local_slopes: tuple
+    local_slopes_se: tuple
+    x_mid: tuple
+    correction: float
+    gof_pvalue: float | None
+    replicas: int
+    bound_only: bool
+    verdict: str
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+    def __str__(self) -> str:
+        return (
+            f"exponent {self.exponent:.3f} [{self.ci_low:.3f}, {self.ci_high:.3f}] vs "
+            f"{self.predicted:g} +- {self.delta:g}: {self.verdict} ({self.reason})"
+        )
+
+
+#: Significance level below which the correction model is rejected.
+GOF_ALPHA = 0.01
+
+
+def _gof(S, U):
+    """Hotelling T^2 p-value that the residuals of s = p + U b vanish in mean.
+
+    ``S`` (R, m) estimates per replica, ``U`` (m,) or (m, j) correction terms;
+    the residual space is the orthogonal complement of span{1, U}.
+    """
+    R, m = S.shape
+    A = np.column_stack([np.ones(m), U])
+    j = A.shape[1]
+    k = m - j
+    if k < 1:
+        return None
+    Q, _ = np.linalg.qr(A, mode="complete")
+    V = S @ Q[:, j:]  # (R, k): components outside the model space
+    if R <= k:
+        return None
+    vbar = V.mean(axis=0)
+    cov = np.cov(V, rowvar=False, ddof=1).reshape(k, k)
+    try:
+        t2 = float(R * vbar @ np.linalg.solve(cov, vbar))
+    except np.linalg.LinAlgError:
+        return 0.0 if np.any(np.abs(vbar) > 0) else 1.0
+    F = (R - k) / (k * (R - 1)) * t2
+    return float(scipy.stats.f.sf(F, k, R - k))
+
+
+def test_exponent(
+    x: ArrayLike,
+    y: ArrayLike,
+    *,
+    predicted: float,
+    delta: float = 0.05,
+    omega: float | Sequence[float] = 0.5,
+    confidence: float = 0.95,
+    bound_only: bool = False,
+) -> ExponentTest:
+    """Test an asymptotic power law ``y ~ A x^p`` as a limit, with three verdicts.
+
+    The local slopes between successive ``x`` (``log(y_{j+1}/y_j) /
+    log(x_{j+1}/x_j)``, at the geometric midpoints ``x_mid``) of a law
+    ``A x^p (1 + c x^(-omega) + O(x^(-2 omega)))`` are ``p + b x_mid^(-omega)``
+    up to ``O(x^(-2 omega))``. :func:`test_limit` then extrapolates them.
+
+    Parameters
+    ----------
+    x : array_like, shape (m,)
+        Increasing positive abscissae (K values, or n), at least 2.
+    y : array_like, shape (R, m)
+        Positive measurements, one row per independent replica (R >= 2).
+    predicted : float
+        The exponent the claim predicts.
+    delta : float
+        Half-width of the band that counts as agreement; fixed in advance.
+    omega : float
+        Exponent of the correction term (from the bound's higher-order terms).
+    confidence : float
+        Level of the interval.
+    bound_only : bool
+        The claim is only an upper bound on the decay (``y = O(x^p)``):
+        decaying faster is not a failure.
+
+    Returns
+    -------
+    ExponentTest
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> K = 256.0 * 2 ** np.arange(5)
+    >>> rng = np.random.default_rng(0)
+    >>> y = K**-0.5 * (1 + 0.8 * K**-0.5) * np.exp(0.01 * rng.standard_normal((8, 5)))
+    >>> t = test_exponent(K, y, predicted=-0.5)
+    >>> t.verdict, round(t.exponent, 2)
+    ('pass', -0.5)
+    >>> test_exponent(K, y, predicted=-0.4).verdict
+    'fail'
+    """
+    x = np.asarray(x, dtype=float)
+    Y = np.asarray(y, dtype=float)
+    if x.ndim != 1 or x.size < 2:
+        raise ValueError(f"x must be 1-D with at least 2 points, got shape {x.shape}")
+    if Y.ndim != 2 or Y.shape[1] != x.size:
+        raise ValueError(f"y must have shape (R, m) with m = len(x) = {x.size}, got {Y.shape}")
+    if not np.all(np.isfinite(x)) or np.any(x <= 0) or np.any(np.diff(x) <= 0):
+        raise ValueError(f"x must be positive, finite and increasing, got {x.tolist()}")
+    bad = np.flatnonzero(~(np.isfinite(Y) & (Y > 0)))
+    if bad.size:
+        i = np.unravel_index(bad[0], Y.shape)
+        raise ValueError(f"y must be finite and positive, got y[{i[0]}, {i[1]}] = {format_number(Y[i])}")
+    lx, lY = np.log(x), np.log(Y)
+    S = np.diff(lY, axis=1) / np.diff(lx)  # (R, m-1) local slopes
+    xm = np.exp(0.5 * (lx[1:] + lx[:-1]))
+    return test_limit(
+        xm, S, predicted=predicted, delta=delta, omega=omega, confidence=confidence, bound_only=bound_only
+    )
+
+
+def test_limit(
+    x: ArrayLike,
+    estimates: ArrayLike,
+    *,
+    predicted: float,
+    delta: float = 0.05,
+    omega: float | Sequence[float] = 0.5,
+    confidence: float = 0.95,
+    bound_only: bool = False,
+) -> ExponentTest:
+    """Test the limit as ``x -> oo`` of estimates ``s(x) = p + b x^(-omega) + o(x^(-omega))``.
+
+    Per replica the estimates are regressed on ``x^(-omega)``; the intercept
+    estimates ``p``. The replicas give a Student t interval, the residuals a
+    goodness-of-fit test (Hotelling T^2 on the residual space).
+
+    Parameters
+    ----------
+    x : array_like, shape (m,)
+        Increasing positive points (e.g. geometric midpoints of doublings of K).
+    estimates : array_like, shape (R, m)
+        One row per independent replica (R >= 2), e.g. local slopes.
+    predicted, delta, omega, confidence, bound_only
+        As in :func:`test_exponent`.
+
+    Returns
+    -------
+    ExponentTest
+        Verdict rules, in order: ``fail``, whatever the model, if the last
+        estimate's interval lies outside the band and the estimates do not
+        approach it (the last no nearer than the first, or farther than the
+        one before); ``inconclusive`` if
+        the correction model is rejected (p < ``GOF_ALPHA``: the extrapolation
+        is not to be trusted); ``fail`` if the interval lies outside the band
+        (for ``bound_only``, only above it); ``inconclusive`` if the interval
+        is wider than ``delta``; ``pass`` if it lies inside the band (for
+        ``bound_only``, below its top); otherwise ``inconclusive``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.array([1e3, 2e3, 4e3, 8e3])
+    >>> rng = np.random.default_rng(1)
+    >>> s = -0.5 + 2.0 * x**-0.5 + 0.002 * rng.standard_normal((8, 4))
+    >>> test_limit(x, s, predicted=-0.5).verdict
+    'pass'
+    """
+    xm = np.asarray(x, dtype=float)
+    S = np.asarray(estimates, dtype=float)
+    if xm.ndim != 1 or xm.size < 1 or not np.all(np.isfinite(xm)) or np.any(xm <= 0):
+        raise ValueError(f"x must be 1-D, positive and finite, got {xm.tolist()}")
+    if S.ndim != 2 or S.shape[1] != xm.size:
+        raise ValueError(f"estimates must have shape (R, m) with m = len(x) = {xm.size}, got {S.shape}")
+    R = S.shape[0]
+    if R < 2:
+        raise ValueError(f"estimates must have at least 2 replicas (rows), got {R}")
+    if not np.all(np.isfinite(S)):
+        raise ValueError("estimates must be finite, got non-finite entries")
+    delta = check_float("delta", delta, low=0.0, low_open=True)
+    confidence = check_float("confidence", confidence, low=0, high=1, low_open=True, high_open=True)
+    omegas = tuple(float(o) for o in (omega if isinstance(omega, (tuple, list)) else (omega,)))
+    for o in omegas:
+        check_float("omega", o, low=0.0, low_open=True)
+    U = np.column_stack([xm ** (-o) for o in omegas])  # (m, k) correction terms
+    m = S.shape[1]
+    tq = float(scipy.stats.t.ppf(0.5 + 0.5 * confidence, R - 1))
+    if m >= 1 + len(omegas):
+        A = np.column_stack([np.ones(m), U])
+        coef = np.linalg.lstsq(A, S.T, rcond=None)[0]  # (1 + k, R): intercept and corrections per replica
+        p = coef[0]
+        b = coef[1]
+        gof = _gof(S, U)
+    else:  # too few estimates for the correction model: no extrapolation
+        b = np.zeros(R)
+        p = S[:, -1]
+        gof = None
+    est = float(p.mean())
+    se = float(p.std(ddof=1) / math.sqrt(R))
+    lo, hi = est - tq * se, est + tq * se
+    band_lo, band_hi = predicted - delta, predicted + delta
+    ls_mean = S.mean(axis=0)
+    ls_se = S.std(axis=0, ddof=1) / math.sqrt(R)
+    last_lo, last_hi = ls_mean[-1] - tq * ls_se[-1], ls_mean[-1] + tq * ls_se[-1]
+    dist = np.abs(ls_mean - predicted)
+    # moving away: no nearer than at the start, or receding over the last step (e.g. slopes that
+    # cross the band and keep going)
+    not_toward = m >= 2 and (dist[-1] >= dist[0] or dist[-1] > dist[-2])
+    last_out = last_lo > band_hi or (not bound_only and last_hi < band_lo)
+    gof_bad = gof is not None and gof < GOF_ALPHA
+    model_free_fail = not_toward and last_out
+    if model_free_fail:
+        verdict, reason = (
+            "fail",
+            (
+                f"the estimates ({', '.join(f'{v:.3f}' for v in ls_mean)}) do not approach "
+                f"the band and the last one's interval [{last_lo:.3f}, {last_hi:.3f}] lies outside it"
+            ),
+        )
+    elif gof_bad:
+        verdict, reason = (
+            "inconclusive",
+            (
+                f"the correction model {_model(omegas)} does not fit the estimates "
+                f"(p = {gof:.2g} < {GOF_ALPHA}); larger x would settle it"
+            ),
+        )
+    elif lo > band_hi or (not bound_only and hi < band_lo):
+        verdict, reason = "fail", f"interval [{lo:.3f}, {hi:.3f}] outside the band [{band_lo:.3f}, {band_hi:.3f}]"
+    elif hi - lo > delta:
+        verdict, reason = (
+            "inconclusive",
+            (f"interval width {hi - lo:.3f} > delta = {delta:g}; more replicas or larger x would settle it"),
+        )
+    elif (lo >= band_lo or bound_only) and hi <= band_hi:
+        verdict = "pass"
+        reason = (
+            f"interval [{lo:.3f}, {hi:.3f}] below {band_hi:.3f} (an upper bound)"
+            if bound_only
+            else f"interval [{lo:.3f}, {hi:.3f}] inside the band [{band_lo:.3f}, {band_hi:.3f}]"
+        )
+    else:
+        verdict, reason = (
+            "inconclusive",
+            (f"interval [{lo:.3f}, {hi:.3f}] straddles the band edge; more replicas or larger x would settle it"),
+        )
+    return ExponentTest(
+        exponent=est,
+        ci_low=lo,
+        ci_high=hi,
+        stderr=se,
+        predicted=float(predicted),
+        delta=delta,
+        omega=omegas[0] if len(omegas) == 1 else omegas,
+        confidence=confidence,
+        local_slopes=tuple(float(v) for v in ls_mean),
+        local_slopes_se=tuple(float(v) for v in ls_se),
+        x_mid=tuple(float(v) for v in xm),
+        correction=float(b.mean()),
+        gof_pvalue=gof,
+        replicas=R,
+        bound_only=bool(bound_only),
+        verdict=verdict,
+        reason=reason,
+    )
+
+
+def iterations_to(logK: Sequence[float] | np.ndarray, logS: Sequence[float] | np.ndarray, level: float) -> float:
+    """log K at which log S (a curve along ``logK``) reaches ``level``.
+
+    Linear interpolation in log-log on the first segment that brackets the level;
+    below or above the ladder, the end segment extended. Used for iteration
+    complexity: the iterations a run needs to reach a stationarity level.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> logK = np.log([100.0, 200.0, 400.0])
+    >>> logS = -0.5 * logK  # S = K^(-1/2)
+    >>> round(float(np.exp(iterations_to(logK, logS, np.log(0.06)))), 1)
+    277.8
+    """
+    m = len(logS)
+    for i in range(m - 1):
+        if logS[i] >= level >= logS[i + 1] or logS[i] <= level <= logS[i + 1]:
+            break
+    else:
+        i = 0 if level > max(logS[0], logS[-1]) else m - 2
+    if logS[i + 1] == logS[i]:
+        return float(logK[i])
+    return float(logK[i] + (level - logS[i]) * (logK[i + 1] - logK[i]) / (logS[i + 1] - logS[i]))
+
+
+def _model(omegas):
+    return " + ".join(f"x^-{o:g}" for o in omegas)
+
+
+test_exponent.__test__ = False  # not pytest tests despite their names
+test_limit.__test__ = False
