@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__, _kernels, graphs
+from . import __version__, engine, graphs
 from ._json import jsonable
 from .errors import SGPVerifyError, WorkerDiedError
 from .problems import PROBLEM_NAMES
@@ -782,7 +782,7 @@ def main(argv=None, out=None, err=None):
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-        _kernels.enabled()  # a bad SGPVERIFY_KERNELS is named before any work starts
+        engine.check_kernels_setting()  # a bad SGPVERIFY_KERNELS is named before any work starts
         if args.func in (_cmd_simulate, _cmd_verify, _cmd_run, _cmd_distributed):
             return args.func(args, out, err)
         return args.func(args, out)
