@@ -274,6 +274,26 @@ def test_cli_names_a_bad_kernel_setting_before_any_work(monkeypatch, tmp_path, c
     assert not out.exists()  # nothing half-written
 
 
+@pytest.mark.parametrize(
+    "value, setting",
+    [("numpy", "numpy"), (" OFF ", "numpy"), ("0", "numpy"), ("", "auto"), ("Auto", "auto"), ("numba", "numba")],
+)
+def test_check_kernels_setting_reads_every_spelling(value, setting, monkeypatch):
+    monkeypatch.setenv("SGPVERIFY_KERNELS", value)
+    assert sv.engine.check_kernels_setting() == setting
+    monkeypatch.delenv("SGPVERIFY_KERNELS")
+    assert sv.engine.check_kernels_setting() == "auto"
+
+
+def test_cli_checks_the_kernel_setting_even_for_a_command_without_a_simulation(monkeypatch, capsys):
+    # the check runs first, not only where the engine would have raised anyway
+    from sgpverify.cli import main
+
+    monkeypatch.setenv("SGPVERIFY_KERNELS", "bogus")
+    assert main(["mixing", "--topology", "ring", "--nodes", "4", "--horizon", "5"]) == 2
+    assert "SGPVERIFY_KERNELS must be 'auto', 'numba' or 'numpy', got 'bogus'" in capsys.readouterr().err
+
+
 def test_auto_keeps_small_runs_on_numpy_until_numba_is_loaded(monkeypatch):
     # the bits are the same either way: auto only saves the import (about 0.4 s) on tiny runs
     monkeypatch.setenv("SGPVERIFY_KERNELS", "auto")
