@@ -340,9 +340,9 @@ def main(argv=None):
     a.mixing = a.mixing or "mixing" in want
     # the path measured: the compiled step when numba is installed, for every run whatever its size
     # (auto would keep small runs on numpy until numba is loaded); SGPVERIFY_KERNELS=numpy measures numpy
-    from sgpverify import _kernels
+    from sgpverify.engine import kernels
 
-    os.environ.setdefault("SGPVERIFY_KERNELS", "numba" if _kernels.available() else "numpy")
+    os.environ.setdefault("SGPVERIFY_KERNELS", "numba" if kernels.available() else "numpy")
     res = {"kernels": os.environ["SGPVERIFY_KERNELS"]}
     if "reference" in want:
         res["vs_reference"] = vs_reference(k_ref=2 if a.quick else 5)

@@ -1,6 +1,6 @@
 """Where the compiled SGP step spends its time, in full-array copies (needs numba).
 
-Times each part of the fused step (``sgpverify._kernels``) on fixed arrays, as
+Times each part of the fused step (``sgpverify.engine.kernels``) on fixed arrays, as
 the median of several calls divided by the median time of one ``np.copyto``
 of the state, measured in the same run:
 
@@ -11,7 +11,7 @@ of the state, measured in the same run:
 2. n = 10^6, d = 4 (item 3): the by-sender kernel with the step's random
    edges and with the same edges sent to the sender's own row (dst = src:
    sequential), the weights' own kernel, the values with the node sum and z;
-   the step's graph (``_Mixer.step``) and its parts: the peers' draw
+   the step's graph (``Mixer.step``) and its parts: the peers' draw
    (per step, drawn 64 steps at once), ``(i + offset) % n`` and a
    conditional subtraction instead.
 3. First use: three small runs in a fresh process, compiling the kernels into
@@ -30,8 +30,8 @@ import time
 import numpy as np
 
 import sgpverify as sv
-from sgpverify import _kernels, engine
 from sgpverify._validate import rng_for
+from sgpverify.engine import kernels, mixers
 
 
 def _t(f, reps=9):
@@ -45,7 +45,7 @@ def _t(f, reps=9):
 
 
 def _split(n, topo):
-    mixer = engine._Mixer(sv.mixing.mixing_schedule(topo), 0, None, topology=topo)
+    mixer = mixers.Mixer(sv.mixing.mixing_schedule(topo), 0, None, topology=topo)
     return mixer, mixer.step(0)[1]
 
 
@@ -57,7 +57,7 @@ def memory_bound(n=1024, d=20000):
     msum = np.empty(d)
     c = _t(lambda: np.copyto(B, X))
     _, sp = _split(n, sv.graphs.random_peer(n, seed=0))
-    K = _kernels.Step(n)
+    K = kernels.Step(n)
     rows = K.rows(n, sp.edges)
     rows = tuple(r.copy() for r in rows)
     run = lambda **kw: K.run(X, G, -0.1, sp.diag, sp.edges, None, out, rows=rows, **kw)  # noqa: E731
@@ -93,7 +93,7 @@ def large_n(n=10**6, d=4):
     c = _t(lambda: np.copyto(B, X))
     topo = sv.graphs.random_peer(n, seed=0)
     mixer, sp = _split(n, topo)
-    K = _kernels.Step(n)
+    K = kernels.Step(n)
     seq = (np.arange(n), np.arange(n), sp.edges[2])
     run = lambda edges, **kw: K.run(X, G, -0.1, sp.diag, edges, None, out, **kw)  # noqa: E731
     k = [0]
@@ -112,9 +112,9 @@ def large_n(n=10**6, d=4):
     return {
         "by sender, values, the step's random edges": _t(lambda: run(sp.edges)) / c,
         "by sender, values, dst = src (sequential)": _t(lambda: run(seq)) / c,
-        "weights (their own kernel, by sender)": _t(lambda: _kernels.Step.weights(w, sp.diag, sp.edges, None, ow)) / c,
+        "weights (their own kernel, by sender)": _t(lambda: kernels.Step.weights(w, sp.diag, sp.edges, None, ow)) / c,
         "values + node sum + z": _t(lambda: run(sp.edges, msum=msum, Z2=Z, w=ow, d=d)) / c,
-        "the step's graph (_Mixer.step)": _t(step) / c,
+        "the step's graph (Mixer.step)": _t(step) / c,
         "peers' draw per step (64 steps at once / 64)": _t(
             lambda: rng_for(0, "random-peer", 1).integers(1, n, size=(64, n)), reps=3
         )
@@ -161,7 +161,7 @@ def first_use():
 
 
 def main():
-    if not _kernels.available():
+    if not kernels.available():
         print("needs numba: pip install -e '.[fast]'", file=sys.stderr)
         return 2
     for title, f in (

@@ -419,15 +419,15 @@ def test_recorded_series_equal_per_node_reference(kw, loss):
 
 @pytest.mark.parametrize("kw", [{}, {"tau": 2, "delay": "random"}, {"momentum": 0.9, "nesterov": True}])
 def test_large_array_branch_equals_small_array_branch(monkeypatch, kw):
-    from sgpverify import engine
+    from sgpverify.engine import step
 
     n, d, K = 6, 5, 15
     prob = Noisy(n, d)
     topo = graphs.random_peer(n, seed=1)
     args = dict(step_size=0.1, n_iter=K, x0=np.ones(d), seed=2, replicas=2, **kw)
     small = sv.simulate(prob, topo, **args)
-    monkeypatch.setattr(engine, "_BLAS_MIN", 1)  # every array takes the large-array branch
-    monkeypatch.setattr(engine, "_AXPY_BLOCK", 7)  # in several blocks, the last one partial
+    monkeypatch.setattr(step, "BLAS_MIN", 1)  # every array takes the large-array branch
+    monkeypatch.setattr(step, "AXPY_BLOCK", 7)  # in several blocks, the last one partial
     large = sv.simulate(prob, topo, **args)
     for key in ("x", "w", "consensus", "value"):
         assert np.array_equal(getattr(small, key), getattr(large, key)), key
@@ -435,10 +435,10 @@ def test_large_array_branch_equals_small_array_branch(monkeypatch, kw):
 
 
 def test_replica_zero_bit_equal_across_replica_counts_on_large_arrays():
-    from sgpverify import engine
+    from sgpverify.engine import step
 
     n, d, K = 8, 4096, 4  # R = 8: n R d = 2^18 reaches the large-array branch; R = 1 does not
-    assert n * 8 * d >= engine._BLAS_MIN > n * d
+    assert n * 8 * d >= step.BLAS_MIN > n * d
     prob = Noisy(n, d)
     topo = graphs.random_peer(n, seed=0)
     x0 = np.linspace(-1, 1, d)
@@ -779,12 +779,12 @@ def test_deferred_records_equal_per_node_reference(monkeypatch, kw, record_every
     """The metric arithmetic deferred to chunks of records (several chunks, the
     last one partial) against the per-node reference and recorded gradients,
     and bit for bit against the per-record computation."""
-    from sgpverify import engine
+    from sgpverify.engine import trace
 
     n, d, K, R = 7, 3, 23, 3
     topo = graphs.by_name(topo_name, n, seed=1)
     args = dict(step_size=0.1, n_iter=K, x0=np.linspace(-1, 1, d), seed=4, replicas=R, record_every=record_every, **kw)
-    monkeypatch.setattr(engine, "_DEFER_ELEMS", 4 * n * R * d + 5)  # chunks of 4 records
+    monkeypatch.setattr(trace, "DEFER_ELEMS", 4 * n * R * d + 5)  # chunks of 4 records
     prob = RecordingNoisy(n, d)
     tr = sv.simulate(prob, topo, **args)
     ref = reference_sgp(
@@ -811,7 +811,7 @@ def test_deferred_records_equal_per_node_reference(monkeypatch, kw, record_every
         assert np.all(tr.mass_error >= 0)
     else:
         assert np.all(np.isnan(tr.mass_error))
-    monkeypatch.setattr(engine, "_DEFER_ELEMS", 0)  # every record computed on the spot
+    monkeypatch.setattr(trace, "DEFER_ELEMS", 0)  # every record computed on the spot
     direct = sv.simulate(Noisy(n, d), topo, **args)
     for key in sv.Trace.SERIES + ("step_sq", "x", "w", "z"):
         assert np.array_equal(getattr(tr, key), getattr(direct, key), equal_nan=True), key
@@ -848,7 +848,7 @@ def test_replica_major_gradients_equal_strided_path_and_reference(monkeypatch, t
     """Small states hand the problem contiguous replicas: replica 0 equals the
     one-replica run and the per-node reference, and every replica equals the
     strided per-replica views of the large-array path, bit for bit."""
-    from sgpverify import engine
+    from sgpverify.engine import step
 
     n, d, K, R = 8, 3, 12, 4
     prob = problems.QuadraticCosine(n, d, seed=0)
@@ -860,9 +860,9 @@ def test_replica_major_gradients_equal_strided_path_and_reference(monkeypatch, t
     assert np.array_equal(many.grad_norm_sq[:, 0], one.grad_norm_sq)
     ref = reference_sgp(prob, topo, seed=5, **args)
     np.testing.assert_allclose(many.z[0], ref["z"], rtol=1e3 * EPS, atol=1e3 * EPS)
-    monkeypatch.setattr(engine, "_BLAS_MIN", 1)  # the strided per-replica views
+    monkeypatch.setattr(step, "BLAS_MIN", 1)  # the strided per-replica views
     strided = sv.simulate(prob, topo, replicas=R, seed=5, **args)
-    # (not mass_error: the node sum of the steps is BLAS dgemv below _BLAS_MIN, a numpy sum above)
+    # (not mass_error: the node sum of the steps is BLAS dgemv below BLAS_MIN, a numpy sum above)
     for key in ("x", "w", "z", "consensus", "grad_norm_sq", "value", "weight_min", "weight_max"):
         assert np.array_equal(getattr(many, key), getattr(strided, key), equal_nan=True), key
 
@@ -927,9 +927,9 @@ def test_replica_grads_is_used_only_where_grad_is_the_one_it_was_written_for():
     ids=["exponential", "delays", "momentum-no-debias", "doublewell-dpsgd"],
 )
 def test_one_gradient_call_per_step_gives_the_per_replica_bits(make, per, topo, kw, kernels, monkeypatch):
-    from sgpverify import _kernels
+    from sgpverify.engine import kernels as compiled
 
-    if kernels == "numba" and not _kernels.available():
+    if kernels == "numba" and not compiled.available():
         pytest.skip("numba not installed (the fast extra)")
     monkeypatch.setenv("SGPVERIFY_KERNELS", kernels)
     n = topo().n

@@ -1,4 +1,4 @@
-"""The compiled SGP step (sgpverify._kernels, numba: the ``fast`` extra) against
+"""The compiled SGP step (sgpverify.engine.kernels, numba: the ``fast`` extra) against
 the numpy path it replaces: the same bits, kernel by kernel and run by run.
 
 The numpy path is the reference (``SGPVERIFY_KERNELS=numpy``). Every test here
@@ -8,21 +8,22 @@ import numpy as np
 import pytest
 
 import sgpverify as sv
-from sgpverify import _kernels, engine, graphs, mixing
+from sgpverify import graphs, mixing
+from sgpverify.engine import kernels, mixers, step
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::sgpverify.EffectiveStepWarning"),
-    pytest.mark.skipif(not _kernels.available(), reason="numba not installed (the fast extra)"),
+    pytest.mark.skipif(not kernels.available(), reason="numba not installed (the fast extra)"),
 ]
 
 
 def _numpy_step(X, G, a, split, w_new=None, d=1):
-    """The numpy path's arithmetic of one step (engine._axpy, _gossip, _node_sum)."""
+    """The numpy path's arithmetic of one step (step.axpy, mixers.gossip, the node sum)."""
     n = X.shape[0]
     Y = X.copy()
-    engine._axpy(a, G, Y)
+    step.axpy(a, G, Y)
     out = Y * split.diag[:, None]
-    engine._spmm_add(split.off, Y, out)
+    mixers.spmm_add(split.off, Y, out)
     msum = G.sum(axis=0)
     Z = None
     if w_new is not None:
@@ -33,7 +34,7 @@ def _numpy_step(X, G, a, split, w_new=None, d=1):
 
 def _numpy_weights(w, split):
     out = np.multiply(w, split.diag[:, None])
-    engine._spmm_add(split.off, w, out)
+    mixers.spmm_add(split.off, w, out)
     return out
 
 
@@ -48,14 +49,14 @@ def _splits(n, seed):
         graphs.erdos_renyi(n, 0.4, seed=seed),
         graphs.star(n),
     ):
-        mixer = engine._Mixer(mixing.mixing_schedule(topo), 0, None, topology=topo)
+        mixer = mixers.Mixer(mixing.mixing_schedule(topo), 0, None, topology=topo)
         out.append((topo.name, mixer.step(int(rng.integers(0, 50)))[1]))
     # a schedule's matrices (CSR by receiver, not from a topology)
     S = mixing.mixing_schedule(graphs.erdos_renyi(n, 0.3, seed=seed + 1))
-    mixer = engine._Mixer(S, 0, None)
+    mixer = mixers.Mixer(S, 0, None)
     out.append(("matrices", mixer.step(3)[1]))
     # no messages at all
-    empty = engine._Split(np.ones(n), None, (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)))
+    empty = mixers.Split(np.ones(n), None, (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)))
     out.append(("empty", empty))
     return out
 
@@ -70,7 +71,7 @@ def test_fused_step_equals_the_numpy_step_bit_for_bit(m, d):
     G = rng.standard_normal((n, m)) * 10.0
     R = m // d
     w = rng.random((n, R)) + 0.25
-    K = _kernels.Step(n)
+    K = kernels.Step(n)
     for name, split in _splits(n, m):
         ref, ref_sum, ref_z = _numpy_step(X, G, -0.037, split, w, d)
         out, msum, Z = np.full_like(X, np.nan), np.full(m, np.nan), np.full_like(X, np.nan)
@@ -84,7 +85,7 @@ def test_fused_step_equals_the_numpy_step_bit_for_bit(m, d):
         assert np.array_equal(out2, ref), name
         # the weights
         ow = np.full_like(w, np.nan)
-        _kernels.Step.weights(w, split.diag, split.edges, split.csr, ow)
+        kernels.Step.weights(w, split.diag, split.edges, split.csr, ow)
         assert np.array_equal(ow, _numpy_weights(w, split)), name
 
 
@@ -94,7 +95,7 @@ def test_regrouping_by_receiver_is_stable_and_complete():
     src = np.sort(rng.integers(0, n, 200))
     dst = rng.integers(0, n, 200)
     vals = rng.random(200)
-    ptr, s, v = _kernels.Step(n).rows(n, (src, dst, vals))
+    ptr, s, v = kernels.Step(n).rows(n, (src, dst, vals))
     for i in range(n):
         sel = dst == i  # the edges into i, in edge order (senders ascending)
         assert np.array_equal(s[ptr[i] : ptr[i + 1]], src[sel])
@@ -102,7 +103,7 @@ def test_regrouping_by_receiver_is_stable_and_complete():
 
 
 def _fields(tr):
-    return {f: getattr(tr, f) for f in ("x", "w", "z", *engine.Trace.SERIES, "iterations", "step_sq")}
+    return {f: getattr(tr, f) for f in ("x", "w", "z", *sv.Trace.SERIES, "iterations", "step_sq")}
 
 
 def _equal(a, b):
@@ -169,9 +170,9 @@ def test_simulate_gives_the_same_bits_with_and_without_numba(name, n, d, make, k
     prob = sv.problems.QuadraticCosine(n, d, sigma=0.5, seed=0)
     kw = dict(dict(step_size=0.05, n_iter=40, seed=3), **kw)
     calls = []
-    run, delayed = _kernels.Step.run, _kernels.delayed_step
-    monkeypatch.setattr(_kernels.Step, "run", lambda self, *a, **k: (calls.append(1), run(self, *a, **k))[1])
-    monkeypatch.setattr(_kernels, "delayed_step", lambda *a, **k: (calls.append(1), delayed(*a, **k))[1])
+    run, delayed = kernels.Step.run, kernels.delayed_step
+    monkeypatch.setattr(kernels.Step, "run", lambda self, *a, **k: (calls.append(1), run(self, *a, **k))[1])
+    monkeypatch.setattr(kernels, "delayed_step", lambda *a, **k: (calls.append(1), delayed(*a, **k))[1])
     monkeypatch.setenv("SGPVERIFY_KERNELS", "numpy")
     ref = sv.simulate(prob, make(n), **kw)
     assert not calls
@@ -251,12 +252,12 @@ def test_batched_records_equal_per_record_calls(R, monkeypatch):
 
 
 def test_asking_for_numba_without_it_is_a_clear_error(monkeypatch):
-    monkeypatch.setattr(_kernels, "_HAVE_NUMBA", False)
+    monkeypatch.setattr(kernels, "HAVE_NUMBA", False)
     monkeypatch.setenv("SGPVERIFY_KERNELS", "numba")
     with pytest.raises(ValueError, match="SGPVERIFY_KERNELS='numba'.*numba is not installed"):
         sv.simulate(sv.problems.QuadraticCosine(4, 2, seed=0), graphs.exponential(4), step_size=0.1, n_iter=2)
     monkeypatch.setenv("SGPVERIFY_KERNELS", "auto")  # auto without numba: the numpy path, silently
-    assert not _kernels.enabled()
+    assert not kernels.enabled()
     sv.simulate(sv.problems.QuadraticCosine(4, 2, seed=0), graphs.exponential(4), step_size=0.1, n_iter=2)
 
 
@@ -273,14 +274,34 @@ def test_cli_names_a_bad_kernel_setting_before_any_work(monkeypatch, tmp_path, c
     assert not out.exists()  # nothing half-written
 
 
+@pytest.mark.parametrize(
+    "value, setting",
+    [("numpy", "numpy"), (" OFF ", "numpy"), ("0", "numpy"), ("", "auto"), ("Auto", "auto"), ("numba", "numba")],
+)
+def test_check_kernels_setting_reads_every_spelling(value, setting, monkeypatch):
+    monkeypatch.setenv("SGPVERIFY_KERNELS", value)
+    assert sv.engine.check_kernels_setting() == setting
+    monkeypatch.delenv("SGPVERIFY_KERNELS")
+    assert sv.engine.check_kernels_setting() == "auto"
+
+
+def test_cli_checks_the_kernel_setting_even_for_a_command_without_a_simulation(monkeypatch, capsys):
+    # the check runs first, not only where the engine would have raised anyway
+    from sgpverify.cli import main
+
+    monkeypatch.setenv("SGPVERIFY_KERNELS", "bogus")
+    assert main(["mixing", "--topology", "ring", "--nodes", "4", "--horizon", "5"]) == 2
+    assert "SGPVERIFY_KERNELS must be 'auto', 'numba' or 'numpy', got 'bogus'" in capsys.readouterr().err
+
+
 def test_auto_keeps_small_runs_on_numpy_until_numba_is_loaded(monkeypatch):
     # the bits are the same either way: auto only saves the import (about 0.4 s) on tiny runs
     monkeypatch.setenv("SGPVERIFY_KERNELS", "auto")
     monkeypatch.delitem(__import__("sys").modules, "numba", raising=False)
-    assert not _kernels.enabled(1000)
-    assert _kernels.enabled(_kernels.AUTO_MIN_WORK)
+    assert not kernels.enabled(1000)
+    assert kernels.enabled(kernels.AUTO_MIN_WORK)
     monkeypatch.setitem(__import__("sys").modules, "numba", object())  # loaded: always worth it
-    assert _kernels.enabled(1000)
+    assert kernels.enabled(1000)
     monkeypatch.setenv("SGPVERIFY_KERNELS", "numba")  # forced: whatever the size
     monkeypatch.delitem(__import__("sys").modules, "numba")
-    assert _kernels.enabled(1)
+    assert kernels.enabled(1)

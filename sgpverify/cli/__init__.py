@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 
-from .. import _kernels
+from .. import engine
 from ..errors import SGPVerifyError, WorkerDiedError
 from .commands import UsageError, load_matrix
 from .parser import build_parser
@@ -29,7 +29,7 @@ def main(argv=None, out=None, err=None):
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-        _kernels.enabled()  # a bad SGPVERIFY_KERNELS is named before any work starts
+        engine.check_kernels_setting()  # a bad SGPVERIFY_KERNELS is named before any work starts
         return args.func(args, out, err)
     except UsageError as exc:
         err.write(f"{exc}\n")

@@ -6,8 +6,9 @@ passes over memory, so that a run gives the same bits with or without numba
 (``tests/test_kernels.py`` compares every Trace field of both paths, and
 ``benchmarks/engine_bits.py`` compares whole runs).
 
-One SGP step without delays (the numpy path: ``_track`` or ``_node_sum``,
-``_axpy``, ``_gossip``, ``_gossip_weights``, the de-biasing divide) is::
+One SGP step without delays (the numpy path of :mod:`sgpverify.engine.step`
+and :mod:`sgpverify.engine.mixers`: ``_track`` or ``_node_sum``, ``axpy``,
+``gossip``, ``gossip_weights``, the de-biasing divide) is::
 
     y_j = x_j + (a * g_j)                          # a = -gamma; two roundings
     out_i = diag_i * y_i                           # the self share
@@ -34,13 +35,14 @@ the step can divide by the new weights.
 With delays (tau-OSGP on a topology), :func:`delayed_step` adds the self
 shares into the slot of step k+1 and each message, in edge order, into the
 slot of its arrival, values and weights: per slot and receiver the order of
-the engine's ``_gossip`` parts (self share, then senders ascending).
+the parts of :func:`sgpverify.engine.mixers.gossip` (self share, then senders
+ascending).
 
 No ``fastmath``: LLVM does not contract ``a * b + c`` into a fused
 multiply-add without it, so every operation rounds as in numpy.
 
 Set the environment variable ``SGPVERIFY_KERNELS=numpy`` to run the numpy
-path even when numba is installed.
+path even when numba is installed; :func:`check_kernels_setting` validates it.
 """
 
 from __future__ import annotations
@@ -51,22 +53,25 @@ import sys
 
 import numpy as np
 
-# numba is imported when a kernel is first compiled (importing it takes about
-# half a second): whether it is installed is enough to decide
-_HAVE_NUMBA = importlib.util.find_spec("numba") is not None
+#: Whether numba is installed. It is imported only when a kernel is first
+#: compiled (importing it takes about half a second): this is enough to decide.
+HAVE_NUMBA = importlib.util.find_spec("numba") is not None
 
-__all__ = ["available", "enabled"]
+__all__ = ["available", "enabled", "check_kernels_setting"]
 
 #: Elements of one block of a row in the by-receiver kernel (8 KB of each array).
 _BLOCK = 1024
 #: Rows up to this many entries are short: direct indexing, and the by-sender
 #: kernel for edge lists.
 SHORT = 16
+#: Three arrays: messages (src, dst, vals), edges sorted by sender; or compressed
+#: rows (ptr, idx, vals).
+Edges = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
-def available():
+def available() -> bool:
     """Whether numba is installed (the ``fast`` extra)."""
-    return _HAVE_NUMBA
+    return HAVE_NUMBA
 
 
 #: With ``SGPVERIFY_KERNELS=auto``, a run whose state entries times iterations
@@ -77,26 +82,53 @@ def available():
 AUTO_MIN_WORK = 1 << 24
 
 
-def enabled(work=None):
+def check_kernels_setting() -> str:
+    """The environment variable ``SGPVERIFY_KERNELS``, validated.
+
+    Returns ``"numpy"`` (the numpy path: ``numpy``, ``off``, ``0``, ``no``,
+    ``false``), ``"auto"`` (unset, empty or ``auto``) or ``"numba"`` (the
+    compiled step forced: ``numba``, ``on``, ``1``, ``yes``, ``true``), case
+    and surrounding spaces ignored. The command line calls it before any
+    work, so that a bad setting is named at once.
+
+    Raises
+    ------
+    ValueError
+        If the value is none of these, or forces the compiled step while
+        numba is not installed.
+
+    Examples
+    --------
+    >>> check_kernels_setting() in ("numpy", "auto", "numba")
+    True
+    """
+    mode = os.environ.get("SGPVERIFY_KERNELS", "auto").strip().lower()
+    if mode in ("numpy", "off", "0", "no", "false"):
+        return "numpy"
+    if mode not in ("auto", "numba", "on", "1", "yes", "true", ""):
+        raise ValueError(f"SGPVERIFY_KERNELS must be 'auto', 'numba' or 'numpy', got {mode!r}")
+    if mode in ("auto", ""):
+        return "auto"
+    if not HAVE_NUMBA:
+        raise ValueError(
+            f"SGPVERIFY_KERNELS={mode!r} asks for the compiled step, but numba is not installed "
+            "(pip install 'sgpverify[fast]', or unset SGPVERIFY_KERNELS)"
+        )
+    return "numba"
+
+
+def enabled(work: int | None = None) -> bool:
     """Whether the engine uses the compiled kernels for a run of ``work``
     state entries x iterations: numba installed and ``SGPVERIFY_KERNELS`` not
     ``numpy``; with ``auto`` (the default), only for runs of at least
     :data:`AUTO_MIN_WORK` or once numba is loaded. The bits are the same
-    either way, so the choice only moves the time."""
-    mode = os.environ.get("SGPVERIFY_KERNELS", "auto").strip().lower()
-    if mode in ("numpy", "off", "0", "no", "false"):
+    either way, so the choice only moves the time.
+
+    Raises the errors of :func:`check_kernels_setting`."""
+    setting = check_kernels_setting()
+    if setting == "numpy" or not HAVE_NUMBA:
         return False
-    if mode not in ("auto", "numba", "on", "1", "yes", "true", ""):
-        raise ValueError(f"SGPVERIFY_KERNELS must be 'auto', 'numba' or 'numpy', got {mode!r}")
-    forced = mode not in ("auto", "")
-    if not _HAVE_NUMBA:
-        if forced:
-            raise ValueError(
-                f"SGPVERIFY_KERNELS={mode!r} asks for the compiled step, but numba is not installed "
-                "(pip install 'sgpverify[fast]', or unset SGPVERIFY_KERNELS)"
-            )
-        return False
-    return forced or work is None or work >= AUTO_MIN_WORK or "numba" in sys.modules
+    return setting == "numba" or work is None or work >= AUTO_MIN_WORK or "numba" in sys.modules
 
 
 # ---------------------------------------------------------------- the kernels
@@ -256,7 +288,7 @@ def _weights_rows_py(w, diag, ptr, idx, vals, out):
 def _delayed_py(X, G, a, diag, src, dst, vals, dl, slots, s0, w, slots_w):
     """tau-OSGP: slot s0 (arrivals at k+1) += diag * y and diag * w; then each
     message, in edge order (sorted by sender), into the slot of its arrival
-    (s0 + delay) mod S. The order of _gossip's parts: per slot and receiver,
+    (s0 + delay) mod S. The order of gossip's parts: per slot and receiver,
     the self share first, then the senders ascending."""
     n, m = X.shape
     R = w.shape[1]
@@ -282,10 +314,23 @@ def _delayed_py(X, G, a, diag, src, dst, vals, dl, slots, s0, w, slots_w):
             Tw[i, r] += p * w[j, r]
 
 
-def delayed_step(X2, G2, a, diag, src, dst, vals, delays, slots, s0, w, slots_w):
+def delayed_step(
+    X2: np.ndarray,
+    G2: np.ndarray,
+    a: float,
+    diag: np.ndarray,
+    src: np.ndarray,
+    dst: np.ndarray,
+    vals: np.ndarray,
+    delays: np.ndarray,
+    slots: tuple[np.ndarray, ...],
+    s0: int,
+    w: np.ndarray,
+    slots_w: tuple[np.ndarray, ...],
+) -> None:
     """One tau-OSGP gossip of ``X2 + a G2`` and ``w`` into the inbox ``slots``
     (a tuple of (n, m) arrays) and ``slots_w`` ((n, R) arrays), bit-equal to
-    the engine's ``_axpy`` + ``_gossip``; the caller rotates the slots."""
+    the engine's ``axpy`` + ``gossip``; the caller rotates the slots."""
     _k("_delayed")(X2, G2, float(a), diag, src, dst, vals, delays, slots, int(s0), w, slots_w)
 
 
@@ -310,12 +355,12 @@ class Step:
 
     __slots__ = ("ptr", "src", "val")
 
-    def __init__(self, n):
+    def __init__(self, n: int) -> None:
         self.ptr = np.zeros(n + 1, dtype=np.int64)
         self.src = np.zeros(0, dtype=np.int64)
         self.val = np.zeros(0)
 
-    def rows(self, n, edges):
+    def rows(self, n: int, edges: Edges) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(ptr, src, val) of the edges grouped by receiver (scratch arrays, reused)."""
         src, dst, vals = edges
         if self.src.size < src.size:
@@ -325,11 +370,25 @@ class Step:
         return self.ptr, self.src, self.val
 
     @staticmethod
-    def sends(edges, m):
+    def sends(edges: Edges | None, m: int) -> bool:
         """Whether :meth:`run` works by sender (edges, short rows) rather than by receiver."""
         return edges is not None and m <= SHORT
 
-    def run(self, X2, G2, a, diag, edges, csr, out2, msum=None, Z2=None, w=None, d=1, rows=None):
+    def run(
+        self,
+        X2: np.ndarray,
+        G2: np.ndarray,
+        a: float,
+        diag: np.ndarray,
+        edges: Edges | None,
+        csr: Edges | None,
+        out2: np.ndarray,
+        msum: np.ndarray | None = None,
+        Z2: np.ndarray | None = None,
+        w: np.ndarray | None = None,
+        d: int = 1,
+        rows: Edges | None = None,
+    ) -> None:
         """``out2 = diag * (X2 + a G2) + P_off @ (X2 + a G2)`` with the numpy path's
         roundings and order; X2, G2, out2 (n, m) C-contiguous float64.
 
@@ -352,8 +411,8 @@ class Step:
         _k("_recv")(X2, G2, a, diag, ptr, src, val, out2, ms, Zs, ws, d)
 
     @staticmethod
-    def weights(w, diag, edges, csr, out):
-        """``out = P w`` (the numpy path's ``_gossip_weights`` arithmetic)."""
+    def weights(w: np.ndarray, diag: np.ndarray, edges: Edges | None, csr: Edges | None, out: np.ndarray) -> None:
+        """``out = P w`` (the numpy path's ``gossip_weights`` arithmetic)."""
         if edges is not None:
             _k("_weights_edges")(w, diag, edges[0], edges[1], edges[2], out)
         else:

@@ -1,0 +1,399 @@
+"""The gossip of the engine: each step's mixing matrices, and their product with the state.
+
+:class:`Mixer` turns a schedule into the matrices of each step, split by
+message delay (:class:`Split` without delays: diagonal and messages;
+:class:`DelayedParts` from a topology with delays), in bare compressed arrays
+(:class:`CSR`) for scipy's in-place kernels. :class:`State` holds the
+numerators, the push-sum weights and the inbox ring of messages in flight;
+:func:`gossip` and :func:`gossip_weights` mix it in place. When a weight
+falls low, :func:`check_connected` asks whether the schedule is to blame.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import MixingAssumptionError
+from ..graphs import Topology, is_strongly_connected, normalize_edges
+from ..mixing import DelayModel, FixedDelay, LinkDelay, MixingSchedule
+from .kernels import Edges
+
+try:  # in-place Y += A @ X for CSR / CSC A (no temporary): scipy's own kernels
+    from scipy.sparse._sparsetools import csc_matvecs, csr_matvecs
+except ImportError:  # pragma: no cover - very old or future scipy
+    csr_matvecs = csc_matvecs = None
+
+
+class CSR:
+    """Bare compressed sparse arrays (CSR, or CSC with ``by_column``) for the
+    in-place kernels, without scipy object overhead per step."""
+
+    __slots__ = ("indptr", "indices", "data", "shape", "nnz", "by_column")
+
+    def __init__(
+        self, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, shape: tuple[int, int], by_column: bool = False
+    ) -> None:
+        self.indptr, self.indices, self.data, self.shape = indptr, indices, data, shape
+        self.nnz = int(data.size)
+        self.by_column = by_column
+
+    @classmethod
+    def from_rows(cls, n: int, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray) -> CSR:
+        """CSR from entries in any order (a stable sort by row)."""
+        order = np.argsort(rows, kind="stable")
+        indptr = np.zeros(n + 1, dtype=np.int32)
+        np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+        return cls(indptr, cols[order].astype(np.int32), np.ascontiguousarray(vals[order], dtype=float), (n, n))
+
+    @classmethod
+    def from_sorted_cols(cls, n: int, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray) -> CSR:
+        """CSC from entries already sorted by column (edges sorted by sender): no sort."""
+        indptr = np.zeros(n + 1, dtype=np.int32)
+        np.cumsum(np.bincount(cols, minlength=n), out=indptr[1:])
+        return cls(indptr, rows.astype(np.int32), np.ascontiguousarray(vals, dtype=float), (n, n), True)
+
+    def to_scipy(self) -> sp.csr_array | sp.csc_array:
+        """The same matrix as a scipy sparse array."""
+        fmt = sp.csc_array if self.by_column else sp.csr_array
+        return fmt((self.data, self.indices, self.indptr), shape=self.shape)
+
+
+class Split:
+    """The gossip of one step without delays: diagonal ``diag`` (n,) and the
+    off-diagonal messages ``off`` (CSR/CSC). ``keeps_ones``: whether the
+    weight gossip maps an all-ones weight array to exactly 1 again (None until
+    measured; cached with the step, so a periodic doubly stochastic schedule
+    measures it once per step of the period and then skips the weight gossip).
+
+    From a topology the messages are kept as ``edges`` = (src, dst, vals),
+    sorted by sender, and ``off`` (CSC) is built from them when first asked
+    for: the compiled step (:mod:`sgpverify.engine.kernels`) reads the edges
+    directly, and ``rows`` caches their regrouping by receiver."""
+
+    __slots__ = ("diag", "diag3", "_off", "keeps_ones", "edges", "rows", "csr")
+
+    def __init__(self, diag: np.ndarray, off: CSR | None, edges: Edges | None = None) -> None:
+        self.diag, self._off, self.keeps_ones = diag, off, None
+        self.diag3 = diag[:, None, None]
+        self.edges = edges
+        self.rows = None
+        self.csr = None if off is None or off.by_column else (off.indptr, off.indices, off.data)
+
+    @property
+    def off(self) -> CSR:
+        """The off-diagonal messages (CSR, or CSC built from ``edges``)."""
+        if self._off is None:
+            src, dst, vals = self.edges
+            self._off = CSR.from_sorted_cols(self.diag.shape[0], dst, src, vals)
+        return self._off
+
+
+class Mixer:
+    """The gossip matrices of each iteration, split by message delay.
+
+    ``step(k)`` returns ``(parts, split, lost)``. With delays, ``parts[r]`` is
+    the CSR matrix of the messages of delay r (``parts[0]`` also holds the
+    diagonal, the self share). Without delays ``split`` (a :class:`Split`:
+    diagonal and off-diagonal CSR) lets the gossip write ``diag * Y`` and add
+    the messages, with no zeroing pass. A topology with push weights is turned
+    into CSR arrays straight from its edges (``P[i, j] = 1/(outdeg_j + 1)``,
+    the same matrix as :func:`sgpverify.mixing.push_matrix`); other schedules
+    go through their scipy matrices. Periodic schedules whose delays cannot
+    depend on k (none, :class:`~sgpverify.mixing.FixedDelay`,
+    :class:`~sgpverify.mixing.LinkDelay`) and that lose no messages are
+    cached per period; the cache never changes a result (the tests compare
+    every run with its aperiodic twin, bit for bit).
+    """
+
+    def __init__(
+        self, schedule: MixingSchedule, tau: int, model: DelayModel | None, topology: Topology | None = None
+    ) -> None:
+        self.S = schedule
+        self.topo = topology
+        self.tau = tau
+        self.model = model
+        # only delays known not to depend on k may be cached (a user DelayModel
+        # or a random one is asked every step): the cache never changes a result
+        static = model is None or type(model) in (FixedDelay, LinkDelay)
+        lossy = topology is not None and topology.loses_messages
+        self.cacheable = schedule.period is not None and static and not lossy
+        self._cache = {}
+        self._eye = None  # (indptr, indices) of the diagonal part, made once
+
+    def step(self, k: int) -> tuple[Parts | None, Split | None, np.ndarray | None]:
+        """``(parts, split, lost)``: the gossip of step k (see the class doc) and,
+        under message loss, each node's total share lost in flight (else None)."""
+        key = k % self.S.period if self.cacheable else None
+        if key is not None and key in self._cache:
+            return self._cache[key]
+        build = CSR.from_rows
+        by_sender = False  # edges sorted by sender (a topology's)
+        lost_share = keep = None
+        if self.topo is not None:
+            n = self.topo.n
+            e = self.topo.edges(k)  # validated and sorted by sender
+            src, dst = e[:, 0], e[:, 1]
+            diag = 1.0 / (np.bincount(src, minlength=n) + 1.0)
+            vals = diag[src]
+            build = CSR.from_sorted_cols  # edges come sorted by sender
+            by_sender = True
+            if self.topo.loses_messages:
+                lost = self.topo.lost(k)
+                if lost.any():
+                    lost_share = np.bincount(src[lost], weights=vals[lost], minlength=n)
+                    keep = ~lost
+        else:
+            P = self.S.base_matrix(k)
+            n = P.shape[0]
+            C = sp.coo_array(P)
+            off = C.row != C.col
+            src, dst, vals = C.col[off].astype(np.int64), C.row[off].astype(np.int64), C.data[off]
+            diag = np.ascontiguousarray(P.diagonal(), dtype=float)
+        # delays are drawn for every message sent, lost ones included
+        d = self.model.edge_delays(k, src, dst) if self.tau else None
+        if keep is not None:  # lost messages never arrive
+            src, dst, vals = src[keep], dst[keep], vals[keep]
+            d = d[keep] if d is not None else None
+        if self.tau == 0:
+            if by_sender:  # the CSC is built when the numpy path asks for it
+                edges = (np.ascontiguousarray(src), np.ascontiguousarray(dst), np.ascontiguousarray(vals, dtype=float))
+                out = (None, Split(diag, None, edges), lost_share)
+            else:
+                out = (None, Split(diag, build(n, dst, src, vals)), lost_share)
+        elif by_sender:
+            if self._eye is None or self._eye[1].size != n:
+                self._eye = (np.arange(n + 1, dtype=np.int32), np.arange(n, dtype=np.int32))
+            parts = DelayedParts(
+                self.tau + 1,
+                self._eye,
+                np.ascontiguousarray(diag, dtype=float),
+                np.ascontiguousarray(src),
+                np.ascontiguousarray(dst),
+                np.ascontiguousarray(vals, dtype=float),
+                np.ascontiguousarray(d),
+            )
+            out = (parts, None, lost_share)
+        else:
+            idx = np.arange(n)
+            # the self share (never delayed) arrives with the delay-0 messages
+            parts = [[CSR.from_sorted_cols(n, idx, idx, diag)]]
+            for r in range(self.tau + 1):
+                m = d == r
+                A = build(n, dst[m], src[m], vals[m])
+                if r == 0:
+                    parts[0].append(A)
+                else:
+                    parts.append([A])
+            out = (parts, None, lost_share)
+        if key is not None:
+            self._cache[key] = out
+        return out
+
+
+class DelayedParts:
+    """The parts of a delayed step from a topology (see :class:`Mixer`), built
+    when first read. The compiled step (:mod:`sgpverify.engine.kernels`) reads the
+    edges (sorted by sender) and their delays instead, and never builds them."""
+
+    __slots__ = ("slots", "eye", "diag", "src", "dst", "vals", "delays", "_parts")
+
+    def __init__(
+        self,
+        slots: int,
+        eye: tuple[np.ndarray, np.ndarray],
+        diag: np.ndarray,
+        src: np.ndarray,
+        dst: np.ndarray,
+        vals: np.ndarray,
+        delays: np.ndarray,
+    ) -> None:
+        self.slots, self.eye, self.diag = slots, eye, diag
+        self.src, self.dst, self.vals, self.delays = src, dst, vals, delays
+        self._parts = None
+
+    def _build(self):
+        # one stable sort by delay (senders stay in order within a delay) and
+        # one count per (delay, sender)
+        slots, n = self.slots, self.diag.shape[0]
+        src, dst, vals, d = self.src, self.dst, self.vals, self.delays
+        parts = [[CSR(self.eye[0], self.eye[1], self.diag, (n, n), True)]]
+        order = np.argsort(d, kind="stable")
+        indptr = np.zeros((slots, n + 1), dtype=np.int32)
+        np.cumsum(np.bincount(d * n + src, minlength=slots * n).reshape(slots, n), axis=1, out=indptr[:, 1:])
+        rows = dst[order].astype(np.int32)
+        v = np.ascontiguousarray(vals[order], dtype=float)
+        a = 0
+        for r in range(slots):
+            b = a + int(indptr[r, -1])
+            A = CSR(indptr[r], rows[a:b], v[a:b], (n, n), True)
+            if r == 0:
+                parts[0].append(A)
+            else:
+                parts.append([A])
+            a = b
+        self._parts = parts
+        return parts
+
+    def __iter__(self) -> Iterator[list[CSR]]:
+        return iter(self._parts if self._parts is not None else self._build())
+
+    def __len__(self) -> int:
+        return self.slots
+
+    def __getitem__(self, r: int) -> list[CSR]:
+        return (self._parts if self._parts is not None else self._build())[r]
+
+
+#: The parts of a step with delays: ``parts[r]`` the matrices of the messages
+#: of delay r (``parts[0]`` with the self shares first).
+Parts = list[list[CSR]] | DelayedParts
+
+
+def spmm_add(A: CSR, X2: np.ndarray, Y2: np.ndarray) -> None:
+    """Y2 += A @ X2 in place (2-D C-contiguous float64 arrays)."""
+    if A.nnz == 0:
+        return
+    if csr_matvecs is not None and X2.flags.c_contiguous and Y2.flags.c_contiguous:
+        n_row, n_col = A.shape
+        kernel = csc_matvecs if A.by_column else csr_matvecs
+        kernel(n_row, n_col, X2.shape[1], A.indptr, A.indices, A.data, X2.ravel(), Y2.ravel())
+    else:  # pragma: no cover - scipy without the kernel
+        Y2 += A.to_scipy() @ X2
+
+
+class State:
+    """Numerators X (n, R, d), weights w (n, R) and the inbox ring of messages in flight."""
+
+    def __init__(self, X: np.ndarray, n_slots: int) -> None:
+        n, R, d = X.shape
+        self.X = X
+        self.w = np.ones((n, R))
+        self.inbox = [np.zeros_like(X) for _ in range(n_slots)]
+        self.inbox_w = [np.zeros((n, R)) for _ in range(n_slots)]
+        self.w_ones = True  # every weight exactly 1 (tracked by the weight gossip)
+
+    @classmethod
+    def of(cls, X: np.ndarray, w: np.ndarray) -> State:
+        """A view of a state (X, w) without an inbox (for the finiteness checks)."""
+        st = cls.__new__(cls)
+        st.X, st.w, st.inbox, st.inbox_w, st.w_ones = X, w, [], [], False
+        return st
+
+
+def gossip(k: int, st: State, parts: Parts | None, mix_weights: bool = True, split: Split | None = None) -> None:
+    """Send the shares of st.X (and st.w) along each delay part; take in step k+1's arrivals.
+
+    Slot ``(k + 1 + r) mod (tau + 1)`` receives the messages of delay r. The
+    slot of arrival step k+1 becomes the new state, and the old state array,
+    zeroed, becomes that slot: no copy of the state is made. Without delays
+    (``split`` = diagonal and off-diagonal of P) the receiving array is written
+    as ``diag * X`` first and the messages added, with no zeroing pass.
+    """
+    n, R, d = st.X.shape
+    slots = len(st.inbox)
+    X2 = st.X.reshape(n, R * d)
+    if split is not None and slots == 1:
+        out = st.inbox[0]
+        np.multiply(st.X, split.diag[:, None, None], out=out)
+        spmm_add(split.off, X2, out.reshape(n, R * d))
+        st.X, st.inbox[0] = out, st.X
+        if mix_weights:
+            gossip_weights(st, split)
+        return
+    for r, mats in enumerate(parts):
+        s = (k + 1 + r) % slots
+        for A in mats:
+            spmm_add(A, X2, st.inbox[s].reshape(n, R * d))
+            if mix_weights:
+                spmm_add(A, st.w, st.inbox_w[s])
+    rotate(st, (k + 1) % slots, mix_weights)
+
+
+def rotate(st: State, s: int, weights: bool = True) -> None:
+    """Slot s (the arrivals of the next step) becomes the state; the old state,
+    zeroed, becomes slot s: no copy of the state is made."""
+    old = st.X
+    st.X, st.inbox[s] = st.inbox[s], old
+    old.fill(0.0)
+    if weights:
+        old_w = st.w
+        st.w, st.inbox_w[s] = st.inbox_w[s], old_w
+        old_w.fill(0.0)
+
+
+def gossip_weights(st: State, split: Split, mix: Callable[[np.ndarray, np.ndarray], object] | None = None) -> None:
+    """``w <- P w`` without delays (``split``: see :class:`Split`); ``mix(w, out)``
+    writes ``P w`` (default: numpy and scipy's kernel; the compiled step passes its own).
+
+    While every weight is exactly 1 and this step's matrix is known to map 1
+    to exactly 1 (measured the first time, with the same kernels), the gossip
+    is skipped: its result would be the same array of ones, bit for bit.
+    ``st.w_ones`` records whether the weights are still exactly 1."""
+    if st.w_ones and split.keeps_ones:
+        return
+    out_w = st.inbox_w[0]
+    if mix is None:
+        np.multiply(st.w, split.diag[:, None], out=out_w)
+        spmm_add(split.off, st.w, out_w)
+    else:
+        mix(st.w, out_w)
+    if st.w_ones:  # the input was all ones: so is the output iff P 1 = 1 exactly
+        split.keeps_ones = st.w_ones = bool(np.all(out_w == 1.0))
+    st.w, st.inbox_w[0] = out_w, st.w
+
+
+#: Push-sum weight below which the engine checks that the schedule is strongly
+#: connected (then again at each further factor ``_WEIGHT_ALARM_STEP``).
+WEIGHT_ALARM = 1e-8
+_WEIGHT_ALARM_STEP = 1e-4
+
+
+def _window_edges(mixer: Mixer, a: int, b: int) -> np.ndarray:
+    """Union of the communication edges of steps ``a <= k < b``."""
+    if mixer.topo is not None:
+        return mixer.topo.union(a, b)
+    S = mixer.S
+    ks = range(a, b) if S.period is None or b - a <= S.period else range(a, a + S.period)
+    src, dst = [], []
+    for k in ks:
+        C = sp.coo_array(S.base_matrix(k))
+        off = (C.row != C.col) & (C.data != 0)
+        src.append(C.col[off])
+        dst.append(C.row[off])
+    return normalize_edges(np.concatenate(src), np.concatenate(dst), S.n)
+
+
+def check_connected(mixer: Mixer, w: np.ndarray, k: int, alarm: float) -> float:
+    """A weight fell below ``alarm`` at iteration k: is the schedule to blame?
+
+    Raises MixingAssumptionError if the union graph over one period (periodic
+    schedules) or over the second half of the run so far (aperiodic ones) is
+    not strongly connected; otherwise returns the next alarm level.
+    """
+    n = w.shape[0]
+    period = mixer.S.period if mixer.topo is None else mixer.topo.period
+    if period is not None:  # one period decides for the whole run
+        a, b = 0, period
+        span = f"over its period ({period} step{'s' if period > 1 else ''}, so over the whole run)"
+    else:
+        a, b = k // 2, max(k, k // 2 + 1)
+        span = f"over iterations {a}..{b - 1}"
+    e = _window_edges(mixer, a, b)
+    if not is_strongly_connected(n, e):
+        indeg = np.bincount(e[:, 1], minlength=n) if len(e) else np.zeros(n, dtype=np.int64)
+        deaf = np.flatnonzero(indeg == 0)
+        i = int(np.argmin(w.min(axis=1)))
+        who = (
+            f"node(s) {deaf[:8].tolist()}{' ...' if deaf.size > 8 else ''} receive nothing"
+            if deaf.size
+            else "some nodes cannot be reached from others"
+        )
+        raise MixingAssumptionError(
+            f"schedule is not strongly connected {span}: {who}; "
+            f"the push-sum weight of node {i} fell to {float(w.min()):.3g} at iteration {k}, so z = x / w "
+            f"grows without bound (the SGP analysis assumes B-strong connectivity, THEORY.md section 5)"
+        )
+    return float(w.min()) * _WEIGHT_ALARM_STEP

@@ -1,0 +1,327 @@
+"""The simulation loop: :func:`simulate` validates its input, sets up a run and
+iterates it (the step of :mod:`sgpverify.engine.step`, the records of
+:mod:`sgpverify.engine.trace`)."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import scipy.sparse as sp
+
+from .._validate import check_choice, check_float, check_int, check_seed
+from ..errors import EffectiveStepWarning
+from ..graphs import Topology
+from ..mixing import DelayModel, LinkDelay, MixingSchedule, delay_model, mixing_schedule
+from ..problems import check_problem
+from .mixers import Mixer, State
+from .step import Stepper
+from .trace import Recorder, Trace
+
+__all__ = ["simulate", "ALGORITHMS"]
+
+ALGORITHMS = ("sgp", "dpsgd", "allreduce", "local-sgd")
+
+
+def simulate(
+    problem: Any,
+    topology: Topology | MixingSchedule | sp.sparray | npt.ArrayLike | Sequence[Any],
+    *,
+    step_size: float,
+    n_iter: int,
+    x0: npt.ArrayLike | None = None,
+    tau: int = 0,
+    delay: str | DelayModel | sp.sparray | npt.ArrayLike = "fixed",
+    algorithm: str = "sgp",
+    replicas: int = 1,
+    seed: int | np.random.SeedSequence | None = 0,
+    record_every: int = 1,
+    momentum: float = 0.0,
+    nesterov: bool = False,
+    send_before_step: bool = False,
+    average_every: int | None = None,
+    track_mass: bool = True,
+    progress: Callable[[int], object] | None = None,
+    record_states: bool | int = False,
+    debias: bool = True,
+) -> Trace:
+    """Simulate SGP (Algorithm 1), tau-OSGP or a baseline on a problem.
+
+    Parameters
+    ----------
+    problem : Problem protocol
+        ``n_nodes``, ``dim``, ``grad(z, rng)``, ``full_grad``, ``value``, constants.
+    topology : Topology, MixingSchedule, matrix or list of matrices
+        Communication schedule; a topology gets uniform push weights
+        ``1/(out-degree + 1)`` ("sgp") or Metropolis weights ("dpsgd").
+    step_size : float
+        gamma > 0.
+    n_iter : int
+        Number of iterations K >= 0.
+    x0 : array_like, optional
+        ``(d,)`` (same start on every node, as in the paper) or ``(n, d)``;
+        default zeros.
+    tau : int
+        Maximum message delay (tau-OSGP when > 0; "sgp" only).
+    delay : {"fixed", "random"}, DelayModel or per-link matrix
+        Delay of each message when ``tau > 0``.
+    algorithm : {"sgp", "dpsgd", "allreduce", "local-sgd"}
+        "sgp": push-sum gossip on ``X - gamma G`` (Algorithm 1); "dpsgd":
+        ``X <- W X - gamma G`` with doubly stochastic Metropolis weights;
+        "allreduce": exact averaging every step; "local-sgd": local steps,
+        exact averaging every ``average_every`` steps.
+    replicas : int
+        Independent Monte-Carlo runs in one vectorised pass (gradient noise
+        from ``SeedSequence(seed).spawn(replicas)``; graph and delays shared).
+    seed : int or None
+        Seed of the gradient noise and of random delays; same seed, same bits.
+        None draws fresh entropy and records it in ``Trace.seed``.
+    record_every : int
+        Record the metrics every this many iterations (and at the end).
+    momentum : float
+        Local (not communicated) heavy-ball momentum in [0, 1).
+    nesterov : bool
+        Nesterov momentum (the paper's experiments: 0.9).
+    send_before_step : bool
+        The authors' overlap variant (THEORY.md section 3): the gossip mixes
+        ``X`` before the gradient step, ``X <- P X - gamma G``.
+    average_every : int, optional
+        H for "local-sgd" (default 10).
+    track_mass : bool
+        Keep the running sum of applied steps for ``mass_error`` (one extra
+        read of the step per iteration). With False, mass_error is NaN.
+    progress : callable, optional
+        Called as ``progress(k)`` after each iteration.
+    record_states : bool or int
+        Also keep the de-biased states z of every node at each record
+        (``Trace.z_history``, shape (T, n, d) or (T, R, n, d)); an integer
+        s >= 1 keeps every s-th record only (memory).
+    debias : bool
+        True (Algorithm 1): gradients at, and outputs, ``z = x / w``. False is
+        a deliberately broken variant for negative controls: push-sum without
+        de-biasing (``z = x``), wrong wherever the weights move.
+
+    ``Trace.step_sq`` holds, for each recorded iteration k < K, the mean over
+    nodes of the squared norm of the applied step direction,
+    ``(1/n) sum_i ||g_i^k||^2`` (after momentum), the measured ``G_2^2`` of the
+    consensus bound of docs/theory.md.
+
+    Returns
+    -------
+    Trace
+
+    Raises
+    ------
+    SimulationDivergedError
+        If the state becomes NaN or infinite (names the first iteration at
+        which a node's gradient or state is not finite, the node and the step
+        size).
+    MixingAssumptionError
+        If a push-sum weight falls below ``1e-8`` (then at every further
+        factor ``1e-4``) and the schedule is not strongly connected (over one
+        period; for aperiodic schedules, over the second half of the run so
+        far): names the nodes that receive nothing.
+
+    Warns
+    -----
+    EffectiveStepWarning
+        If ``Trace.effective_step_max`` (``step_size / w_min``) exceeds ``1/L``.
+
+    Notes
+    -----
+    THEORY.md sections 2-3: ``X^{k+1} = P^(k) (X^k - gamma G^k)``,
+    ``w^{k+1} = P^(k) w^k``, gradients at ``z = x / w``; with delays the
+    recursion is the augmented one, buffers included in xbar.
+
+    Examples
+    --------
+    >>> import sgpverify as sv
+    >>> prob = sv.problems.QuadraticCosine(n=8, d=4, seed=0)
+    >>> tr = sv.simulate(prob, sv.graphs.random_peer(8, seed=0), step_size=0.1, n_iter=50)
+    >>> tr.z.shape, bool(tr.mass_error.max() < 1e-12)
+    ((8, 4), True)
+    """
+    problem = check_problem(problem)
+    algorithm = check_choice("algorithm", algorithm, ALGORITHMS)
+    gamma = check_float("step_size", step_size, low=0.0, low_open=True)
+    n_iter = check_int("n_iter", n_iter, min_value=0)
+    tau = check_int("tau", tau, min_value=0)
+    R = check_int("replicas", replicas, min_value=1)
+    record_every = check_int("record_every", record_every, min_value=1)
+    state_every = 1 if isinstance(record_states, bool) else check_int("record_states", record_states, min_value=1)
+    record_states = bool(record_states)
+    beta = check_float("momentum", momentum, low=0.0, high=1.0, high_open=True)
+    seed = check_seed("seed", seed)
+    if seed is None:  # fresh entropy, recorded so that the run can be repeated
+        seed = int(np.random.SeedSequence().entropy)
+    n, d = int(problem.n_nodes), int(problem.dim)
+    if algorithm != "sgp" and tau > 0:
+        raise ValueError(f"tau applies to algorithm 'sgp' only, got tau = {tau} with {algorithm!r}")
+    if algorithm != "sgp" and send_before_step:
+        raise ValueError(f"send_before_step applies to algorithm 'sgp' only, got {algorithm!r}")
+    H = 10 if average_every is None else check_int("average_every", average_every, min_value=1)
+    if average_every is not None and algorithm != "local-sgd":
+        raise ValueError(f"average_every applies to algorithm 'local-sgd' only, got {algorithm!r}")
+    mixer, model, topo_name = _schedule(topology, algorithm, n, tau, delay, seed)
+    X = _initial_state(x0, n, R, d)
+
+    # the run: the state, the gradient streams, the step and the records
+    push = algorithm == "sgp"
+    st = State(X, n_slots=tau + 1 if push else (1 if algorithm == "dpsgd" else 0))
+    # weights that stay exactly 1 (doubly stochastic, no delay): z = x, no division
+    st.w_ones = push and tau == 0 or not push
+    Z = np.empty_like(X)
+    mass0 = X.sum(axis=0)  # (R, d)
+    ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    rngs = [np.random.default_rng(s) for s in ss.spawn(R)]
+    rec = Recorder(
+        problem,
+        Z,
+        mass0,
+        n_iter=n_iter,
+        record_every=record_every,
+        gamma=gamma,
+        push=push,
+        debias=debias,
+        track_mass=track_mass,
+        lossy=mixer is not None and mixer.topo is not None and mixer.topo.loses_messages,
+        state_every=state_every if record_states else None,
+    )
+    stepper = Stepper(
+        st,
+        problem,
+        rngs,
+        Z,
+        mixer,
+        algorithm=algorithm,
+        gamma=gamma,
+        n_iter=n_iter,
+        beta=beta,
+        nesterov=nesterov,
+        send_before_step=send_before_step,
+        average_every=H,
+        debias=debias,
+        track_mass=track_mass,
+    )
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        for k in range(n_iter):
+            recording = k % record_every == 0
+            if recording:
+                rec.record(k, stepper)
+            G = stepper.direction(k)
+            if recording:
+                rec.step_direction(k, G)
+            stepper.update(k, G)
+            if progress is not None:
+                progress(k)
+        rec.record(n_iter, stepper)
+        rec.flush()
+
+    w_low = stepper.w_low
+    effective = gamma / w_low if push else gamma
+    L = float(problem.L)
+    if L > 0 and effective > 1.0 / L:
+        warnings.warn(
+            f"effective step step_size / w_min = {gamma:g} / {w_low:.3g} = {effective:.3g} exceeds "
+            f"1/L = {1.0 / L:.3g} (L = {L:.4g}): the descent analysis assumes a step <= 1/L on the "
+            f"de-biased parameters",
+            EffectiveStepWarning,
+            stacklevel=2,
+        )
+    X, w = st.X, st.w
+    if debias:
+        np.divide(X, w[:, :, None], out=Z)
+    else:
+        Z[...] = X
+    xs, ws, zs = X.transpose(1, 0, 2), w.T, Z.transpose(1, 0, 2)
+    if R == 1:
+        xs, ws, zs = xs[0], ws[0], zs[0]
+    out = {}
+    for name, arr in [("x", xs), ("w", ws), ("z", zs)] + list(rec.series().items()):
+        arr = np.array(arr, copy=True)
+        arr.setflags(write=False)
+        out[name] = arr
+    return Trace(
+        algorithm=algorithm,
+        problem=getattr(problem, "name", type(problem).__name__),
+        topology=topo_name,
+        n=n,
+        d=d,
+        replicas=R,
+        step_size=gamma,
+        n_iter=n_iter,
+        tau=tau,
+        delay=model.name if model is not None else None,
+        seed=seed if not isinstance(seed, np.random.SeedSequence) else None,
+        effective_step_max=float(effective),
+        **out,
+    )
+
+
+def _schedule(topology, algorithm, n, tau, delay, seed):
+    """The gossip of a run: ``(mixer, model, topo_name)``, the :class:`Mixer` of
+    the schedule (None for the algorithms without one), the delay model (None
+    without delays) and the schedule's name; raises for a schedule that does
+    not fit the algorithm or the problem."""
+    mixer = None
+    topo_name = getattr(topology, "name", "matrices")
+    if algorithm in ("sgp", "dpsgd"):
+        if isinstance(topology, MixingSchedule):
+            if algorithm == "dpsgd":
+                raise ValueError("algorithm 'dpsgd' needs a Topology (Metropolis weights), got a MixingSchedule")
+            schedule = topology
+            if schedule.tau != 0:
+                raise ValueError("pass an un-augmented schedule and tau separately")
+        elif algorithm == "dpsgd":
+            if not isinstance(topology, Topology):
+                raise TypeError(f"algorithm 'dpsgd' needs a Topology, got {type(topology).__name__}")
+            if topology.loses_messages:
+                raise ValueError(f"message loss applies to algorithm 'sgp' only, got {algorithm!r} on {topology.name}")
+            schedule = mixing_schedule(topology, weights="metropolis")
+        else:
+            schedule = mixing_schedule(topology)
+        if schedule.n != n:
+            raise ValueError(f"topology has {schedule.n} nodes but problem.n_nodes = {n}")
+        topo_name = schedule.name
+        model = delay_model(delay, tau, seed) if tau > 0 else None
+        if isinstance(model, LinkDelay) and model._D.shape != (n, n):
+            raise ValueError(
+                f"delay must be a per-link delay matrix of shape ({n}, {n}) for {n} nodes, got shape {model._D.shape}"
+            )
+        fast = topology if isinstance(topology, Topology) and algorithm == "sgp" else None
+        mixer = Mixer(schedule, tau, model, topology=fast)
+    else:
+        if isinstance(topology, Topology) and topology.n != n:
+            raise ValueError(f"topology has {topology.n} nodes but problem.n_nodes = {n}")
+        model = None
+    return mixer, model, topo_name
+
+
+def _initial_state(x0, n, R, d):
+    """The numerators at iteration 0, (n, R, d): ``x0`` on every node and replica
+    (zeros when None); raises for a bad ``x0``."""
+    X = np.empty((n, R, d))
+    if x0 is None:
+        X[...] = 0.0
+    else:
+        try:
+            x0 = np.asarray(x0, dtype=float)
+        except (TypeError, ValueError):
+            raise TypeError(f"x0 must be a numeric array of shape ({d},) or ({n}, {d}), got {_short(x0)}") from None
+        if x0.shape == (d,):
+            X[...] = x0
+        elif x0.shape == (n, d):
+            X[...] = x0[:, None, :]
+        else:
+            raise ValueError(f"x0 must have shape ({d},) or ({n}, {d}), got {x0.shape}")
+        if not np.all(np.isfinite(x0)):
+            raise ValueError("x0 must be finite, got non-finite entries")
+    return X
+
+
+def _short(value, width=60):
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."

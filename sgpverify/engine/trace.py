@@ -1,0 +1,310 @@
+"""The result of a run, :class:`Trace`, and its recording, :class:`Recorder`."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .. import metrics
+from .step import check_finite
+
+if TYPE_CHECKING:
+    from .step import Stepper
+
+
+@dataclasses.dataclass(frozen=True)
+class Trace:
+    """Result of :func:`~sgpverify.engine.simulate`.
+
+    Final states (leading replica axis only when ``replicas > 1``):
+    ``x`` numerators of the real nodes ``(n, d)``, ``w`` push-sum weights
+    ``(n,)``, ``z = x / w`` the de-biased parameters ``(n, d)``.
+
+    Recorded series (every ``record_every`` iterations, iteration 0 and the last
+    included), each of shape ``(T,)`` or ``(T, R)``:
+
+    - ``iterations``: the iteration k of each record (state before step k);
+    - ``consensus``: ``(1/n) sum_i ||z_i - xbar||^2``;
+    - ``grad_norm_sq``: ``||grad f(xbar)||^2``; ``value``: ``f(xbar)``;
+    - ``mass_error``: ``max |sum of numerators incl. in flight - (initial sum -
+      step_size * sum of applied steps)|`` over coordinates;
+    - ``weight_error``: ``|sum of weights incl. in flight - n|``;
+    - ``weight_min``, ``weight_max``: over the real nodes;
+    - ``mass_lost``: ``max |numerator mass lost in flight so far|`` over
+      coordinates, and ``weight_lost``: the weight lost, both zero unless the
+      topology loses messages (:func:`sgpverify.graphs.with_message_loss`);
+      then ``mass_error - mass_lost`` and ``weight_error - weight_lost`` are
+      round-off.
+
+    ``effective_step_max``: the largest step on the de-biased parameters,
+    ``step_size / w_min`` over the run (``w_min`` the smallest push-sum
+    weight of a real node when a gradient is taken; ``step_size`` for
+    algorithms without weights). :func:`~sgpverify.engine.simulate` warns
+    (:class:`~sgpverify.errors.EffectiveStepWarning`) when it exceeds ``1/L``.
+
+    ``seed``: the seed used (fresh entropy when ``simulate`` got None), so
+    that passing it back repeats the run bit for bit.
+
+    ``xbar`` always counts the mass in flight (THEORY.md section 3).
+    """
+
+    algorithm: str
+    problem: str
+    topology: str
+    n: int
+    d: int
+    replicas: int
+    step_size: float
+    n_iter: int
+    tau: int
+    delay: str | None
+    seed: int | None
+    x: np.ndarray
+    w: np.ndarray
+    z: np.ndarray
+    iterations: np.ndarray
+    consensus: np.ndarray
+    grad_norm_sq: np.ndarray
+    value: np.ndarray
+    mass_error: np.ndarray
+    weight_error: np.ndarray
+    weight_min: np.ndarray
+    weight_max: np.ndarray
+    mass_lost: np.ndarray
+    weight_lost: np.ndarray
+    effective_step_max: float
+    z_history: np.ndarray | None = None
+    step_sq: np.ndarray | None = None
+
+    SERIES = (
+        "consensus",
+        "grad_norm_sq",
+        "value",
+        "mass_error",
+        "weight_error",
+        "weight_min",
+        "weight_max",
+        "mass_lost",
+        "weight_lost",
+    )
+
+    def final(self) -> dict[str, float]:
+        """Last recorded value of each series (averaged over replicas)."""
+        return {k: float(np.mean(getattr(self, k)[-1])) for k in self.SERIES}
+
+    def to_dict(self, states: bool = False) -> dict[str, Any]:
+        """JSON-ready dict: parameters, final values and series (states optional)."""
+        out = {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if f.name not in ("x", "w", "z", "step_sq", "z_history") + self.SERIES + ("iterations",)
+        }
+        out["final"] = self.final()
+        out["iterations"] = self.iterations.tolist()
+        out["series"] = {k: getattr(self, k).tolist() for k in self.SERIES}
+        if self.step_sq is not None:
+            out["series"]["step_sq"] = self.step_sq.tolist()
+        if states:
+            out.update(x=self.x.tolist(), w=self.w.tolist(), z=self.z.tolist())
+        return out
+
+
+#: Records whose metric arithmetic is deferred and done at once (see :class:`Recorder`):
+#: as many as fit in this many elements (512 KB), when at least 4 do.
+DEFER_ELEMS = 1 << 16
+
+
+class Recorder:
+    """The recorded series of one run (see :class:`Trace`), filled record by record.
+
+    :meth:`record` takes the metrics of the state before iteration k,
+    :meth:`step_direction` the step direction of a recorded iteration (for
+    ``step_sq``), :meth:`flush` ends the deferred arithmetic and
+    :meth:`series` gives the arrays. ``Z`` (n, R, d) is the buffer of the
+    de-biased points (shared with the step), ``mass0`` (R, d) the node sum
+    of the initial numerators; the other arguments are
+    :func:`~sgpverify.engine.simulate`'s, validated (``state_every``: keep the
+    states of every this many records, None for none).
+
+    Small states: the arithmetic of the consensus, the squared gradient norm
+    and the mass error is deferred and done for a chunk of records at once
+    (:meth:`flush`), with the same operations in the same order per record; only
+    what depends on the problem (full_grad, value) and the finiteness test
+    run at each record, unless the problem says (``batch_metrics``) that its
+    full_grad and value take any leading axes and give, record by record,
+    the bits of one call per record: then they too run once per chunk.
+    """
+
+    def __init__(
+        self,
+        problem: Any,
+        Z: np.ndarray,
+        mass0: np.ndarray,
+        *,
+        n_iter: int,
+        record_every: int,
+        gamma: float,
+        push: bool,
+        debias: bool,
+        track_mass: bool,
+        lossy: bool,
+        state_every: int | None,
+    ) -> None:
+        n, R, d = Z.shape
+        self.problem, self.Z, self.mass0, self.n, self.R = problem, Z, mass0, n, R
+        self.record_every, self.gamma, self.push, self.debias = record_every, gamma, push, debias
+        self.track_mass, self.lossy, self.state_every = track_mass, lossy, state_every
+        self.T = T = (n_iter + record_every - 1) // record_every + 1  # records at k = 0, e, 2e, ... < K, and at K
+        self.iterations = np.empty(T, dtype=np.int64)
+        self.ser = ser = {name: np.empty((T, R)) for name in Trace.SERIES}
+        self.step_sq = np.empty((T - 1, R))
+        self.z_history = []
+        # lost_x / lost_w stay zero unless the topology loses messages: their series are 0
+        if not lossy:
+            ser["mass_lost"][...] = 0.0
+            ser["weight_lost"][...] = 0.0
+        if not track_mass:
+            ser["mass_error"][...] = np.nan
+        self.last_record = 0  # the iteration of the last record
+        self.n_rec = 0  # records taken
+        chunk = DEFER_ELEMS // (n * R * d)
+        self.batch_metrics = bool(getattr(problem, "batch_metrics", False))
+        if chunk >= 4:
+            self.zbuf, self.xbuf, self.gbuf = (
+                np.empty((chunk, n, R, d)),
+                np.empty((chunk, R, d)),
+                np.empty((chunk, R, d)),
+            )
+            self.sbuf = np.empty((chunk, n, R, d))  # the step directions, for step_sq
+            self.tbuf, self.abuf = (np.empty((chunk, R, d)), np.empty((chunk, R, d))) if track_mass else (None, None)
+        else:
+            chunk = 0
+        self.chunk = chunk
+        self.pending = [0, 0]  # first record and number of records in the buffers
+        self.ones_records = 0  # records 0.. while every weight was exactly 1: filled at the end
+        # the node sum without a Python detour when it is numpy's row-by-row sum (metrics._sum_rows)
+        self.plain_sum = R * d > 1 or n == 1
+
+    def flush(self) -> None:
+        """The deferred arithmetic of the records in the buffers."""
+        pending, n, ser, problem = self.pending, self.n, self.ser, self.problem
+        i0, c = pending
+        if c:
+            sbuf, zbuf, xbuf, gbuf = self.sbuf, self.zbuf, self.xbuf, self.gbuf
+            cs = min(c, self.T - 1 - i0)  # the record at K has no step
+            if cs > 0:  # the same einsum, one record after the other
+                np.divide(np.einsum("cnrd,cnrd->cr", sbuf[:cs], sbuf[:cs]), n, out=self.step_sq[i0 : i0 + cs])
+            D = zbuf[:c] - xbuf[:c, None]
+            D *= D
+            sq = D.sum(axis=-1)  # (c, n, R): each node's squared distance, as metrics.consensus
+            # nodes added in order (as metrics._sum_rows), then / n
+            np.divide(np.add.accumulate(sq, axis=1)[:, -1], n, out=ser["consensus"][i0 : i0 + c])
+            if self.batch_metrics:
+                xb = xbuf[:c]
+                ser["grad_norm_sq"][i0 : i0 + c] = np.sum(np.asarray(problem.full_grad(xb), dtype=float) ** 2, axis=-1)
+                ser["value"][i0 : i0 + c] = problem.value(xb)
+            else:
+                ser["grad_norm_sq"][i0 : i0 + c] = np.sum(gbuf[:c] ** 2, axis=-1)
+            if self.track_mass:
+                ser["mass_error"][i0 : i0 + c] = np.max(
+                    np.abs(self.tbuf[:c] - (self.mass0 - self.gamma * self.abuf[:c])), axis=-1
+                )
+        pending[:] = [pending[0] + c, 0]
+
+    def record(self, k: int, stepper: Stepper) -> None:
+        """The record of the state before iteration k (``stepper.st``, with the
+        running sums of ``stepper``); raises if the state is not finite."""
+        i = self.n_rec
+        self.n_rec += 1
+        n, R, chunk, pending, ser, problem = self.n, self.R, self.chunk, self.pending, self.ser, self.problem
+        track_mass, tbuf = self.track_mass, (self.tbuf if chunk else None)
+        st, applied = stepper.st, stepper.applied
+        X, w = st.X, st.w
+        in_flight = self.push and len(st.inbox) > 1  # with tau = 0 the single slot is empty here
+        j = -1
+        if chunk:
+            if pending[1] == chunk:  # flushed here, once the last step direction is in
+                self.flush()
+            j = pending[1]
+            pending[1] += 1
+        if not self.plain_sum:
+            tot = metrics.total(X, st.inbox if in_flight else ())
+        else:  # metrics.total without the detour: the state, then each slot in flight
+            tot = np.add.reduce(X, axis=0, out=tbuf[j] if j >= 0 and track_mass else None)
+            if in_flight:
+                for B in st.inbox:
+                    tot += np.add.reduce(B, axis=0)
+        w_ones = st.w_ones  # every weight exactly 1 (then tau = 0: none in flight)
+        if w_ones:
+            tot_w = None
+        elif R > 1 or n == 1:
+            tot_w = np.add.reduce(w, axis=0)
+            if in_flight:
+                for B in st.inbox_w:
+                    tot_w += np.add.reduce(B, axis=0)
+        else:
+            tot_w = metrics.total(w, st.inbox_w if in_flight else ())
+        # a non-finite entry makes its sum non-finite: the full scan only then
+        if not math.isfinite(np.add.reduce(tot, axis=None) if w_ones else tot.sum() + tot_w.sum()):
+            check_finite(X, w, k, self.gamma, problem, self.last_record, stepper.w_low)
+        self.last_record = k
+        if w_ones or not self.debias:  # x / 1 is x, bit for bit; the broken variant outputs x itself
+            Zr = X
+        else:
+            Zr = self.Z
+            np.divide(X, w[:, :, None], out=Zr)
+        self.iterations[i] = k
+        if j >= 0:
+            xbar = np.divide(tot, n, out=self.xbuf[j])  # (R, d)
+            np.copyto(self.zbuf[j], Zr)
+            if not self.batch_metrics:
+                self.gbuf[j] = problem.full_grad(xbar)
+            if track_mass:
+                if tot is not tbuf[j]:
+                    tbuf[j] = tot
+                self.abuf[j] = applied
+        else:
+            xbar = tot / n  # (R, d)
+            ser["consensus"][i] = metrics.consensus(Zr, xbar)
+            ser["grad_norm_sq"][i] = np.sum(np.asarray(problem.full_grad(xbar), dtype=float) ** 2, axis=-1)
+            if track_mass:
+                ser["mass_error"][i] = np.max(np.abs(tot - (self.mass0 - self.gamma * applied)), axis=-1)
+        if j < 0 or not self.batch_metrics:
+            ser["value"][i] = problem.value(xbar)
+        if w_ones:  # the sum of n ones is n exactly: weight_error 0, min = max = 1
+            self.ones_records = i + 1
+        else:
+            ser["weight_error"][i] = np.abs(tot_w - n)
+            ser["weight_min"][i] = w.min(axis=0)
+            ser["weight_max"][i] = w.max(axis=0)
+        if self.lossy:
+            ser["mass_lost"][i] = np.max(np.abs(stepper.lost_x), axis=-1)
+            ser["weight_lost"][i] = stepper.lost_w
+        if self.state_every is not None and i % self.state_every == 0:
+            self.z_history.append(Zr.transpose(1, 0, 2).copy())
+
+    def step_direction(self, k: int, G: np.ndarray) -> None:
+        """The step direction ``G`` (n, R, d) of recorded iteration k, for ``step_sq``."""
+        if self.chunk:
+            self.sbuf[self.pending[1] - 1] = G
+        else:
+            self.step_sq[k // self.record_every] = np.einsum("nrd,nrd->r", G, G) / self.n
+
+    def series(self) -> dict[str, np.ndarray]:
+        """The recorded arrays by Trace field (the replica axis dropped when R = 1),
+        once the last record is taken and flushed."""
+        m = self.ones_records
+        ser = self.ser
+        ser["weight_error"][:m], ser["weight_min"][:m], ser["weight_max"][:m] = 0.0, 1.0, 1.0
+        series = dict(ser, iterations=self.iterations, step_sq=self.step_sq)
+        if self.state_every is not None:
+            series["z_history"] = np.asarray(self.z_history)
+        if self.R == 1:
+            for k in Trace.SERIES + ("step_sq",):
+                series[k] = series[k][:, 0]
+            if self.state_every is not None:
+                series["z_history"] = series["z_history"][:, 0]
+        return series
