@@ -80,7 +80,7 @@ def main():
     for key, v in sorted(st.stats.items(), key=lambda kv: -kv[1][3]):
         fn = f"{os.path.basename(key[0])}:{key[2]}"
         in_engine = os.path.basename(os.path.dirname(key[0])) == "engine"  # the package sgpverify/engine/
-        if (in_engine or key[0].endswith(("mixing.py", "_validate.py", "graphs.py"))) and key[2] != "simulate":
+        if (in_engine or key[0].endswith(("mixing.py", "validation.py", "graphs.py"))) and key[2] != "simulate":
             print(f"   {fn:<30} {v[3] / total:6.1%}")
             if v[3] / total < 0.05:
                 break

@@ -30,8 +30,8 @@ import time
 import numpy as np
 
 import sgpverify as sv
-from sgpverify._validate import rng_for
 from sgpverify.engine import kernels, mixers
+from sgpverify.validation import rng_for
 
 
 def _t(f, reps=9):

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import scipy.sparse as sp
 
-from ._validate import check_choice, check_int, resolve_seed, rng_for
 from .graphs import Topology, normalize_edges
+from .validation import check_choice, check_int, resolve_seed, rng_for
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -49,6 +49,7 @@ __all__ = [
     "RandomDelay",
     "LinkDelay",
     "delay_model",
+    "check_delay_shape",
     "delay_matrix",
     "augment",
 ]
@@ -265,6 +266,11 @@ class DelayModel:
     tau: int
     name: str
     random: bool = False
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(n, n)``: the shape of the delay matrix (receiver, sender)."""
+        return self._D.shape
 
     def edge_delays(self, k: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -510,6 +516,15 @@ class MixingSchedule:
         return f"<MixingSchedule {self.name}: n={self.n}, tau={self.tau}, period={self.period}>"
 
 
+def check_delay_shape(model: object, n: int) -> None:
+    """Raise ValueError unless a per-link delay model (:class:`LinkDelay`) is ``(n, n)``
+    (other models, and None, fit any number of nodes)."""
+    if isinstance(model, LinkDelay) and model.shape != (n, n):
+        raise ValueError(
+            f"delay must be a per-link delay matrix of shape ({n}, {n}) for {n} nodes, got shape {model.shape}"
+        )
+
+
 def mixing_schedule(
     source: Topology | ArrayLike | sp.sparray | sp.spmatrix | Sequence[ArrayLike | sp.sparray | sp.spmatrix],
     *,
@@ -552,10 +567,7 @@ def mixing_schedule(
     model = delay_model(delay, tau, seed) if tau > 0 else None
 
     def check_delays(n):
-        if isinstance(model, LinkDelay) and model._D.shape != (n, n):
-            raise ValueError(
-                f"delay must be a per-link delay matrix of shape ({n}, {n}) for {n} nodes, got shape {model._D.shape}"
-            )
+        check_delay_shape(model, n)
 
     if isinstance(source, Topology):
         check_delays(source.n)

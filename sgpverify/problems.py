@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 from scipy.special import expit
 
-from ._validate import check_choice, check_float, check_int
+from .validation import check_choice, check_float, check_int
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

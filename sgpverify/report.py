@@ -25,9 +25,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from ._json import jsonable
-from ._validate import read_toml, unknown_key
+from .serialize import jsonable
 from .sweep import source_hash
+from .validation import read_toml, unknown_key
 from .version import __version__
 
 __all__ = [

@@ -252,7 +252,7 @@ def run_units(
     >>> run_units([Unit("a", divmod, (7, 2)), Unit("b", pow, (2, 10))])
     [(3, 1), 1024]
     """
-    from ._validate import check_int
+    from .validation import check_int
 
     wname, sname = option_names
     workers = check_int(wname, workers, min_value=1)

@@ -649,7 +649,7 @@ def test_message_loss_topology():
 def test_random_peer_stream_is_the_int64_draw_of_64_steps_per_block(n):
     # the block of offsets is stored as int32 (half the memory at large n); the
     # stream must stay the one of integers(1, n, size=(64, n)) in int64
-    from sgpverify._validate import STREAM, seed_sequence
+    from sgpverify.validation import STREAM, seed_sequence
 
     topo = graphs.random_peer(n, seed=5)
     for k in (0, 1, 63, 64, 130):

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 import scipy.sparse as sp
 
-from .._validate import check_int, rng_for
 from ..errors import MixingAssumptionError
 from ..graphs import PeriodicTopology
 from ..mixing import MixingSchedule, column_sum_tolerance
+from ..validation import check_int, rng_for
 from .connectivity import EXACT_DIAMETER_MAX, diameter, find_B, pattern_edges, union_graph
 from .constants import nedic_olshevsky_hypotheses, sigma2, theorem1_threshold_log10, theory_constants, weight_floor_ok
 from .contraction import ROUND_OFF_FLOOR, deviation_series, envelope, fit_contraction, max_deviation, validate_envelope

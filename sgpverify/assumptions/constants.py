@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
-from .._json import jsonable
-from .._validate import check_int
 from ..mixing import EPS
+from ..serialize import jsonable
+from ..validation import check_int
 from .rates import log10_gap
 
 if TYPE_CHECKING:
@@ -126,7 +126,7 @@ def effective_step(gamma: float, weight_min: float, L: float) -> EffectiveStep:
     >>> effective_step(0.05, 6e-4, 1.0).ok
     False
     """
-    from .._validate import check_float
+    from ..validation import check_float
 
     gamma = check_float("gamma", gamma, low=0, low_open=True)
     weight_min = check_float("weight_min", weight_min, low=0, low_open=True)

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import numpy as np
 import scipy.sparse as sp
 
-from .._json import jsonable
-from .._validate import check_choice, check_int, rng_for
 from ..graphs import PeriodicTopology
 from ..mixing import EPS, MixingSchedule, mixing_schedule
+from ..serialize import jsonable
+from ..validation import check_choice, check_int, rng_for
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike

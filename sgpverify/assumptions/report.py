@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from .._json import jsonable
+from ..serialize import jsonable
 
 
 @dataclasses.dataclass(frozen=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import graphs
-from .._json import jsonable
+from ..serialize import jsonable
 
 __all__ = [
     "UsageError",
@@ -31,7 +31,7 @@ class UsageError(Exception):
 
 def _executor_args(a, cmd):
     """workers and scheduler of verify/run, checked: --workers defaults to all cores, unless --scheduler."""
-    from .._validate import check_int
+    from ..validation import check_int
 
     if a.scheduler is not None:
         if a.workers is not None:
@@ -179,8 +179,8 @@ def cmd_mixing(a, out, err=None):
 
 def cmd_simulate(a, out, err=None):
     from .. import problems
-    from .._validate import check_int
     from ..engine import simulate
+    from ..validation import check_int
 
     check_int("nodes", a.nodes, min_value=1)
     check_int("dim", a.dim, min_value=1)
@@ -266,8 +266,8 @@ def cmd_simulate(a, out, err=None):
 
 def _suite_config(a):
     """The SuiteConfig of ``sgpverify verify``: preset, then --config, then options."""
-    from .._validate import read_toml
     from ..suite import FULL, QUICK, config_from_dict, validate_config
+    from ..validation import read_toml
 
     base = QUICK if a.quick else FULL
     if a.config is not None:
@@ -300,9 +300,9 @@ def _suite_config(a):
 
 
 def cmd_verify(a, out, err=None):
-    from .._validate import check_int
     from ..report import format_table, summary_line, write_report
     from ..suite import plan_units, run_suite
+    from ..validation import check_int
 
     check_int("seed", a.seed, min_value=0)
     cache = _executor_args(a, "verify")

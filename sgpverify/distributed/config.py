@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import graphs, problems
-from .._validate import check_choice, check_float, check_int
 from ..errors import SGPVerifyError
+from ..validation import check_choice, check_float, check_int
 
 if TYPE_CHECKING:
     from ..graphs import Topology

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .._validate import check_float, check_int
+from ..validation import check_float, check_int
 from .config import DistributedError
 from .transport import PushSumChannel
 

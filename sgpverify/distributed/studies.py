@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import graphs, problems
-from .._validate import check_choice
+from ..validation import check_choice
 from .config import DistributedError, RunConfig, available
 from .gossip import GossipSGD
 from .runner import launch

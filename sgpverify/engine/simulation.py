@@ -12,11 +12,11 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from .._validate import check_choice, check_float, check_int, check_seed
 from ..errors import EffectiveStepWarning
 from ..graphs import Topology
-from ..mixing import DelayModel, LinkDelay, MixingSchedule, delay_model, mixing_schedule
+from ..mixing import DelayModel, MixingSchedule, check_delay_shape, delay_model, mixing_schedule
 from ..problems import check_problem
+from ..validation import check_choice, check_float, check_int, check_seed
 from .mixers import Mixer, State
 from .step import Stepper
 from .trace import Recorder, Trace
@@ -287,10 +287,7 @@ def _schedule(topology, algorithm, n, tau, delay, seed):
             raise ValueError(f"topology has {schedule.n} nodes but problem.n_nodes = {n}")
         topo_name = schedule.name
         model = delay_model(delay, tau, seed) if tau > 0 else None
-        if isinstance(model, LinkDelay) and model._D.shape != (n, n):
-            raise ValueError(
-                f"delay must be a per-link delay matrix of shape ({n}, {n}) for {n} nodes, got shape {model._D.shape}"
-            )
+        check_delay_shape(model, n)
         fast = topology if isinstance(topology, Topology) and algorithm == "sgp" else None
         mixer = Mixer(schedule, tau, model, topology=fast)
     else:

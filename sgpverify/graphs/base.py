@@ -23,7 +23,7 @@ import networkx as nx
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validate import check_int
+from ..validation import check_int
 
 __all__ = [
     "EMPTY_EDGES",

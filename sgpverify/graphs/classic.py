@@ -11,7 +11,7 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 
-from .._validate import check_int
+from ..validation import check_int
 from .base import EMPTY_EDGES, PeriodicTopology, edges_from_offsets
 
 __all__ = ["ring", "complete", "hypercube", "torus", "star", "from_networkx"]

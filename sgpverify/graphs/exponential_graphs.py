@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validate import check_int
+from ..validation import check_int
 from .base import EMPTY_EDGES, PeriodicTopology, edges_from_offsets
 
 __all__ = [

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from .._validate import check_float, check_int, resolve_seed, rng_for
+from ..validation import check_float, check_int, resolve_seed, rng_for
 from .base import Topology, canonical
 
 __all__ = ["with_link_failures", "with_stragglers", "with_message_loss"]

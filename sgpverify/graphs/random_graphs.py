@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validate import check_float, check_int, resolve_seed, rng_for
+from ..validation import check_float, check_int, resolve_seed, rng_for
 from .base import EMPTY_EDGES, Topology, canonical, normalize_edges
 
 __all__ = ["erdos_renyi", "random_peer"]

@@ -57,7 +57,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from .._validate import check_int
+from ..validation import check_int
 from .base import Topology
 from .classic import complete, hypercube, ring, star, torus
 from .exponential_graphs import (

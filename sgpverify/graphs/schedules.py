@@ -16,7 +16,7 @@ from functools import reduce
 
 import numpy as np
 
-from .._validate import check_int
+from ..validation import check_int
 from .base import Topology, canonical
 
 __all__ = ["schedule"]

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.stats
 
-from .._json import jsonable
-from .._validate import check_float
+from ..serialize import jsonable
+from ..validation import check_float
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike

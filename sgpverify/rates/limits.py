@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.stats
 
-from .._json import jsonable
-from .._validate import check_float
+from ..serialize import jsonable
+from ..validation import check_float
 from .fits import format_number
 
 if TYPE_CHECKING:

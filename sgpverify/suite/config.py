@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from .._validate import check_int, unknown_key
+from ..validation import check_int, unknown_key
 from .setting import label_of, resolve_problem, resolve_topology
 
 __all__ = ["SuiteConfig", "QUICK", "FULL", "PRESETS", "config_from_dict", "validate_config"]

@@ -7,8 +7,8 @@ import os
 import time
 from typing import Any, Callable, Iterable
 
-from .._validate import check_int
 from ..sweep import Unit, UnitCache, connect, run_units, unit_key
+from ..validation import check_int
 from .claims import CHECK_NAMES, CLAIMS
 from .config import PRESETS, QUICK, SuiteConfig, config_from_dict, validate_config
 from .departures import NONE, Variant
