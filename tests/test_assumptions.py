@@ -832,3 +832,49 @@ def test_edges_of_gives_each_steps_edges_kept_or_rebuilt(monkeypatch, budget):
     monkeypatch.setattr(check, "EDGE_CACHE_BYTES", budget)
     monkeypatch.setattr(check, "find_B", spy)  # check_mixing calls the find_B of its own module
     assert sv.check_mixing(topo, horizon=30).passed and checked == [30]
+
+
+# ---------------------------------------------------------------- connectivity over the whole run
+
+
+class _SplitsLater(graphs.Topology):
+    """The exponential graph until step ``at``, then two halves that never talk again."""
+
+    def __init__(self, n, at):
+        self.n, self.period, self.name, self.at = n, None, f"splits at {at}", at
+        self._base = graphs.exponential(n)
+
+    def _edges(self, k):
+        e = self._base.edges(k)
+        if k < self.at:
+            return e
+        return e[(e[:, 0] < self.n // 2) == (e[:, 1] < self.n // 2)]
+
+
+def test_a_schedule_that_splits_after_the_horizon_fails_over_the_run():
+    topo = _SplitsLater(16, at=300)
+    r = sv.check_mixing(topo, horizon=100)  # over the horizon alone it looks fine
+    assert r.passed and r.B == 4 and r.run_steps is None
+    r = sv.check_mixing(topo, horizon=100, run_steps=4096)
+    assert not r.passed and r.run_B is None
+    assert r.run_window_disconnected == (300, 304)
+    assert any("[300, 304)" in v and "4096 steps" in v for v in r.violations), r.violations
+    assert "NO: no B <= horizon; steps [300, 304)" in str(r)
+    # a run that ends before the split is connected throughout
+    r = sv.check_mixing(topo, horizon=100, run_steps=300)
+    assert r.passed and r.run_window_disconnected is None
+    assert "every window of B = 4 steps in the 300 steps" in str(r)
+
+
+@pytest.mark.parametrize("tau", [0, 2])
+def test_run_connectivity_of_a_connected_schedule_and_of_a_periodic_one(tau):
+    # random peer: a window of the horizon's B fails somewhere in a long run (a sample property),
+    # a somewhat longer window holds over the whole run; the exponential graph keeps its B
+    r = sv.check_mixing(graphs.random_peer(12, seed=1), tau=tau, delay="random", horizon=40, seed=0, run_steps=2000)
+    assert r.passed, r.violations
+    assert r.run_window_disconnected is None and r.B is not None
+    assert (r.B if tau == 0 else 1) <= r.run_B <= 40
+    r = sv.check_mixing(graphs.exponential(12), tau=tau, delay="random", horizon=40, seed=0, run_steps=2000)
+    assert r.passed and r.run_B == 4 and r.run_window_disconnected is None
+    with pytest.raises(ValueError, match="run_steps must be an integer >= 1, got 0"):
+        sv.check_mixing(graphs.ring(4), horizon=10, run_steps=0)

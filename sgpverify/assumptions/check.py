@@ -19,10 +19,17 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import MixingAssumptionError
-from ..graphs import PeriodicTopology
+from ..graphs import PeriodicTopology, Topology
 from ..mixing import MixingSchedule, column_sum_tolerance
 from ..validation import check_int, rng_for
-from .connectivity import EXACT_DIAMETER_MAX, diameter, find_B, pattern_edges, union_graph
+from .connectivity import (
+    EXACT_DIAMETER_MAX,
+    diameter,
+    find_B,
+    first_disconnected_window,
+    pattern_edges,
+    union_graph,
+)
 from .constants import nedic_olshevsky_hypotheses, sigma2, theorem1_threshold_log10, theory_constants, weight_floor_ok
 from .contraction import ROUND_OFF_FLOOR, deviation_series, envelope, fit_contraction, max_deviation, validate_envelope
 from .rates import as_schedule, exact_rho, log10_gap, lyapunov_rate_of, rate_bound_valid
@@ -98,6 +105,7 @@ def check_mixing(
     envelope_horizon: int | None = None,
     lyapunov_steps: int = 2000,
     lyapunov_segments: int = 10,
+    run_steps: int | None = None,
 ) -> MixingReport:
     """Measure the mixing assumptions of a schedule over a finite horizon.
 
@@ -134,6 +142,13 @@ def check_mixing(
         most ``max(10 * horizon, 1000)`` product lengths.
     lyapunov_steps, lyapunov_segments : int
         Steps and batches of :func:`lyapunov_rate` (its interval reflects them).
+    run_steps : int, optional
+        Steps of the longest run the schedule is used for. B-strong connectivity
+        of the real (undelayed) schedule, with its B over the horizon, is then
+        streamed over every window of ``[0, run_steps)``: a schedule that
+        disconnects at any step of the run violates the assumption, whatever the
+        step. The other constants stay measured over ``horizon`` (the report says
+        so). Default: the horizon only.
 
     Returns
     -------
@@ -150,6 +165,8 @@ def check_mixing(
     """
     horizon = check_int("horizon", horizon, min_value=1)
     starts = check_int("starts", starts, min_value=1)
+    if run_steps is not None:
+        run_steps = check_int("run_steps", run_steps, min_value=1)
     S = as_schedule(source, tau, delay, seed, weights)
     matrix_of = _matrices(S)
     # circulant schedules (i -> i + offset for every node): every matrix and
@@ -161,6 +178,14 @@ def check_mixing(
     if connectivity["B"] is None:
         violations.append(
             f"no window length B <= horizon = {horizon} makes every window's union graph strongly connected"
+        )
+    run = _run_connectivity(source, S, horizon, run_steps, connectivity["B"])
+    if run["run_window_disconnected"] is not None:
+        a, b = run["run_window_disconnected"]
+        violations.append(
+            f"no window length B <= horizon = {horizon} keeps the union graphs strongly connected over the "
+            f"{run_steps} steps of the longest run: the union of steps [{a}, {b}) is not (B = {b - a}, the "
+            f"horizon's; the constants are measured over the horizon)"
         )
     cols = _tracked_columns(S.N, columns, circulant, seed)
     rates = _contraction_constants(
@@ -183,6 +208,7 @@ def check_mixing(
         delay=S.model.name if S.model is not None else None,
         **facts,
         **connectivity,
+        **run,
         **rates,
         **theory,
         nedic_olshevsky_outside=[],
@@ -299,6 +325,40 @@ def _connectivity(matrix_of, S, horizon, circulant):
             seen[key] = diameter(g, vertex_transitive=circulant)
             diam = max(diam, seen[key])
     return {"B": B, "diameter": diam, "diameter_exact": bool(circulant or N <= EXACT_DIAMETER_MAX)}
+
+
+def _run_connectivity(source, S, horizon, run_steps, B_horizon):
+    """The fields ``run_steps``, ``run_B`` and ``run_window_disconnected``: B-strong connectivity of
+    the real schedule (its edges, no delay buffers) streamed over every window of the longest run.
+
+    ``run_B`` is the smallest window length, from the horizon's B up to the horizon itself, whose
+    every window inside the run is strongly connected (random schedules may need a longer window
+    over a long run than over the horizon: a sample property); None if no length up to the horizon
+    works, and then ``run_window_disconnected`` is the first failing window at the horizon's B.
+    All None without ``run_steps``."""
+    out = {"run_steps": run_steps, "run_B": None, "run_window_disconnected": None}
+    if run_steps is None:
+        return out
+    n = S.n
+    if isinstance(source, Topology):
+        edges_of, period = source.edges, source.period
+    else:
+        edges_of = lambda k: pattern_edges(S.base_matrix(k))  # noqa: E731
+        period = S.period if S.tau == 0 else None
+    # without delays the real schedule is the one examined over the horizon: its B is known
+    B0 = B_horizon if S.tau == 0 else find_B(n, edges_of, min(horizon, run_steps), period)[0]
+    if B0 is None:
+        return out  # the horizon already has no B (a violation of its own)
+    first = first_disconnected_window(n, edges_of, B0, run_steps, period)
+    if first is None:
+        out["run_B"] = B0
+        return out
+    for B in range(B0 + 1, min(horizon, run_steps) + 1):
+        if first_disconnected_window(n, edges_of, B, run_steps, period) is None:
+            out["run_B"] = B
+            return out
+    out["run_window_disconnected"] = first
+    return out
 
 
 def _tracked_columns(N, columns, circulant, seed):

@@ -10,6 +10,7 @@ matrices into the edge arrays and union graphs these work on.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -73,6 +74,41 @@ def find_B(
         if all(window_ok(a, b) for a, b in windows):
             return B, windows
     return None, []
+
+
+def first_disconnected_window(
+    N: int, edges_of: Callable[[int], np.ndarray], B: int, stop: int, period: int | None = None
+) -> tuple[int, int] | None:
+    """The first window ``[lB, (l+1)B)`` inside ``[0, stop)`` whose union graph is not strongly connected.
+
+    Streams the windows one at a time (memory: one window's edges). For a periodic
+    schedule the windows repeat with their residues ``k mod period``: only the
+    ``period / gcd(B, period)`` distinct ones are examined.
+
+    Returns
+    -------
+    (start, stop) or None
+        The window, or None if every window is strongly connected.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ring, split = np.array([[0, 1], [1, 2], [2, 0]]), np.array([[0, 1], [1, 0]])
+    >>> first_disconnected_window(3, lambda k: ring if k < 4 else split, 2, 10)  # node 2 cut off from step 4
+    (4, 6)
+    >>> first_disconnected_window(3, lambda k: ring if k % 3 != 2 else split, 1, 10, period=3)
+    (2, 3)
+    >>> first_disconnected_window(3, lambda k: ring if k % 3 != 2 else split, 2, 10, period=3) is None
+    True
+    """
+    windows = stop // B
+    if period is not None:
+        windows = min(windows, period // math.gcd(B, period))
+    for w in range(windows):
+        a, b = w * B, (w + 1) * B
+        if not is_strongly_connected(N, np.concatenate([edges_of(k) for k in range(a, b)])):
+            return a, b
+    return None
 
 
 #: Above this many vertices the diameter is bounded, not computed exactly:

@@ -49,6 +49,13 @@ class MixingReport:
         circulant schedules; above, an upper bound, see ``diameter_exact``).
     diameter_exact : bool
         Whether ``diameter`` is exact or an upper bound.
+    run_steps, run_B, run_window_disconnected : int, int, (int, int) or None
+        With ``check_mixing(..., run_steps=K)``: the steps of the longest run;
+        the smallest window length B (at least the horizon's, at most the
+        horizon) for which every window ``[lB, (l+1)B)`` of the real, undelayed
+        schedule inside ``[0, K)`` has a strongly connected union (None if none);
+        and, when there is none, the first failing window at the horizon's B.
+        None without ``run_steps``.
     q, C : float or None
         The validated envelope ``max_ij |P^(s+t:s) - phi 1^T| <= C q^t``.
         CHANGED MEANING (issue 9): q is no longer fitted. ``q >= q_exact`` for
@@ -189,6 +196,9 @@ class MixingReport:
     period_product_error: float | None
     period_product_lambda2: float | None
     violations: tuple = ()
+    run_steps: int | None = None
+    run_B: int | None = None
+    run_window_disconnected: tuple | None = None
 
     @property
     def passed(self) -> bool:
@@ -237,6 +247,22 @@ def format_report(r: MixingReport) -> str:
         ("doubly_stochastic", r.doubly_stochastic),
         ("B", r.B),
         ("diameter", r.diameter if r.diameter_exact or r.diameter is None else f"<= {r.diameter} (upper bound)"),
+    ]
+    if r.run_steps is not None:
+        w = r.run_window_disconnected
+        rows.append(
+            (
+                "connected over the run",
+                f"yes: every window of B = {r.run_B} steps in the {r.run_steps} steps of the longest run"
+                if w is None and r.run_B is not None
+                else (
+                    f"NO: no B <= horizon; steps [{w[0]}, {w[1]}) (B = {w[1] - w[0]}) are not"
+                    if w is not None
+                    else "no B over the horizon"
+                ),
+            )
+        )
+    rows += [
         ("q_exact", r.q_exact if r.q_exact is None else f"{r.q_exact:.6g} ({r.q_exact_method})"),
         ("q_lyapunov", f"{r.q_lyapunov:.6g} [{r.q_lyapunov_interval[0]:.6g}, {r.q_lyapunov_interval[1]:.6g}]"),
         (
