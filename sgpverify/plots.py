@@ -10,13 +10,18 @@ from __future__ import annotations
 import math
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from types import ModuleType
 
 __all__ = ["render_all", "render", "pyplot", "FIGURES", "NEEDS"]
 
 
-def pyplot():
+def pyplot() -> ModuleType:
     """``matplotlib.pyplot`` on the Agg backend, with the figures' house style applied."""
     import matplotlib
 
@@ -123,7 +128,7 @@ def _rate_panels(data, key, predicted, path, title, ylabel, bound_fns=()):
     return _save(fig, path)
 
 
-def stationarity_vs_K(data, path):
+def stationarity_vs_K(data: Mapping[str, Any], path: str | os.PathLike[str]) -> str:
     from . import theory
 
     const = data["rates"]["constants"]
@@ -165,11 +170,11 @@ def stationarity_vs_K(data, path):
     )
 
 
-def consensus_vs_K(data, path):
+def consensus_vs_K(data: Mapping[str, Any], path: str | os.PathLike[str]) -> str:
     return _rate_panels(data, "consensus", -1.0, path, "Consensus vs K", "$(1/K)\\sum_k \\Xi^k$")
 
 
-def speedup_vs_n(data, path):
+def speedup_vs_n(data: Mapping[str, Any], path: str | os.PathLike[str]) -> str:
     plt = pyplot()
     sp_ = data["speedup"]
     fig, ax = plt.subplots()
@@ -200,7 +205,7 @@ def speedup_vs_n(data, path):
     return _save(fig, path)
 
 
-def delays(data, path):
+def delays(data: Mapping[str, Any], path: str | os.PathLike[str]) -> str:
     plt = pyplot()
     runs = data["delays"]["runs"]
     Ks = sorted({r["K"] for r in runs})
@@ -223,7 +228,7 @@ def delays(data, path):
     return _save(fig, path)
 
 
-def topologies(data, path):
+def topologies(data: Mapping[str, Any], path: str | os.PathLike[str]) -> str:
     """Stationarity and consensus ratios to the exponential graph against K (topology and peers)."""
     plt = pyplot()
     tp = data["topologies"]
@@ -249,7 +254,7 @@ def topologies(data, path):
     return _save(fig, path)
 
 
-def iteration_complexity(data, path):
+def iteration_complexity(data: Mapping[str, Any], path: str | os.PathLike[str]) -> str:
     """Iterations to reach each stationarity level against n (log-log interpolation per n)."""
     from . import rates
 
@@ -279,7 +284,7 @@ def iteration_complexity(data, path):
     return _save(fig, path)
 
 
-def graph_families(data, path):
+def graph_families(data: Mapping[str, Any], path: str | os.PathLike[str]) -> str:
     plt = pyplot()
     fam = data["mixing"]["families"]
     names = [r["topology"].split("(")[0] for r in fam]
@@ -299,7 +304,7 @@ def graph_families(data, path):
     return _save(fig, path)
 
 
-def pushsum_weights(data, path):
+def pushsum_weights(data: Mapping[str, Any], path: str | os.PathLike[str]) -> str:
     plt = pyplot()
     w = data["weights"]
     fig, ax = plt.subplots()
@@ -316,7 +321,7 @@ def pushsum_weights(data, path):
     return _save(fig, path)
 
 
-def mixing_heatmaps(path, n=12):
+def mixing_heatmaps(path: str | os.PathLike[str], n: int = 12) -> str:
     """P^(k) of the exponential graph and products over one period (exact iff n is a power of 2)."""
     from . import graphs, mixing
 
@@ -349,7 +354,7 @@ def mixing_heatmaps(path, n=12):
     return str(path)
 
 
-def mixing_constants(data, path, floor=-6.0):
+def mixing_constants(data: Mapping[str, Any], path: str | os.PathLike[str], floor: float = -6.0) -> str:
     """log10(1 - q) per schedule: exact rate, Lyapunov estimate (95% interval), validated envelope,
     fitted envelope and the Nedic-Olshevsky q, on one axis (values below ``floor`` drawn at the
     floor with their value written)."""

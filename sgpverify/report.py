@@ -24,11 +24,19 @@ import platform
 import shutil
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .serialize import jsonable
 from .sweep import source_hash
 from .validation import read_toml, unknown_key
 from .version import __version__
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping, Sequence
+
+    from distributed import Client
+
+    from .suite import Check, SuiteConfig, SuiteResult
 
 __all__ = [
     "write_report",
@@ -56,7 +64,9 @@ def _versions():
     return out
 
 
-def manifest(config, seed, extra=None):
+def manifest(
+    config: SuiteConfig | Mapping[str, Any], seed: int, extra: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     m = {
         "config": config.to_dict() if hasattr(config, "to_dict") else config,
         "seed": seed,
@@ -73,7 +83,7 @@ def _short_code(code):
     return code.split(" ")[0].replace("sgpverify/", "")
 
 
-def format_table(checks):
+def format_table(checks: Sequence[Check]) -> str:
     """Plain-text table: check, measured, predicted, verdict (and control, code)."""
     with_ctl = any(c.control is not None for c in checks)
     head = ("check", "measured", "predicted", "verdict") + (("control",) if with_ctl else ()) + ("code",)
@@ -97,7 +107,7 @@ def _clip(text, width):
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
-def summary_line(result):
+def summary_line(result: SuiteResult) -> str:
     """One line: the overall verdict and counts."""
     counts = {v: sum(c.verdict == v for c in result.checks) for v in ("pass", "fail", "inconclusive")}
     parts = [f"{counts['pass']} pass", f"{counts['fail']} fail", f"{counts['inconclusive']} inconclusive"]
@@ -127,7 +137,7 @@ def _replace_dir(tmp, final):
         Path(tmp).rename(final)
 
 
-def write_report(result, outdir):
+def write_report(result: SuiteResult, outdir: str | os.PathLike[str]) -> Path:
     """Write the full report of a :class:`sgpverify.suite.SuiteResult` into ``outdir``."""
     from . import plots
 
@@ -216,7 +226,7 @@ EXPERIMENTS = ("rates", "speedup", "descent", "delays", "baselines", "mixing", "
 CONFIG_KEYS = ("experiment", "seed", "figures", "config")
 
 
-def load_config(path):
+def load_config(path: str | os.PathLike[str]) -> tuple[str, SuiteConfig, int, list[str]]:
     """Read an experiment TOML: ``experiment``, ``seed``, ``figures`` and ``[config]`` overrides."""
     from .suite import QUICK, config_from_dict
 
@@ -276,7 +286,7 @@ SPLITS = {
 _WHOLE = {"speedup": {"Ks": "speedup_Ks", "ns": "speedup_ns"}}
 
 
-def experiment_unit(exp, cfg, seed):
+def experiment_unit(exp: str, cfg: SuiteConfig, seed: int) -> dict[str, Any]:
     """The JSON-ready raw result of experiment ``exp`` on ``cfg`` (module-level: runs on any executor)."""
     if exp == "constants":  # rates and constants side by side (docs/constants.md)
         from .assumptions import constants_table
@@ -289,7 +299,7 @@ def experiment_unit(exp, cfg, seed):
     return jsonable(SUITE_EXPERIMENTS[exp].run(cfg, seed))
 
 
-def split_config(exp, cfg):
+def split_config(exp: str, cfg: SuiteConfig) -> list[tuple[str, SuiteConfig]]:
     """``[(label, restricted config)]``: the units of experiment ``exp`` (see :data:`SPLITS`)."""
     import itertools
 
@@ -307,7 +317,7 @@ def split_config(exp, cfg):
     return out
 
 
-def merge_units(exp, cfg, parts):
+def merge_units(exp: str, cfg: SuiteConfig, parts: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """The experiment's result from its units' results (in :func:`split_config` order): lists named
     ``runs`` are concatenated, every other value must agree between the units."""
     parts = [dict(p, **{k: list(getattr(cfg, f)) for k, f in _WHOLE.get(exp, {}).items()}) for p in parts]
@@ -335,7 +345,7 @@ class PlannedConfig:
 
     path: Path
     experiment: str
-    config: object
+    config: SuiteConfig
     seed: int
     figures: list
     cache_file: Path | None
@@ -344,7 +354,9 @@ class PlannedConfig:
     units: list  # [sweep.Unit], empty on a cache hit
 
 
-def plan_configs(paths, cache_dir=".sgpverify-cache"):
+def plan_configs(
+    paths: Iterable[str | os.PathLike[str]], cache_dir: str | os.PathLike[str] | None = ".sgpverify-cache"
+) -> list[PlannedConfig]:
     """Read and check every config, look each up in the cache, and list the units still to run.
 
     ``cache_dir=None``: no cache (nothing read or written).
@@ -376,15 +388,15 @@ def plan_configs(paths, cache_dir=".sgpverify-cache"):
 
 
 def run_configs(
-    paths,
-    out="docs/figures",
-    cache_dir=".sgpverify-cache",
-    workers=1,
-    scheduler=None,
-    progress=None,
-    planned=None,
-    option_names=("workers", "scheduler"),
-):
+    paths: Iterable[str | os.PathLike[str]],
+    out: str | os.PathLike[str] = "docs/figures",
+    cache_dir: str | os.PathLike[str] | None = ".sgpverify-cache",
+    workers: int = 1,
+    scheduler: str | Client | None = None,
+    progress: Callable[[str], None] | None = None,
+    planned: list[PlannedConfig] | None = None,
+    option_names: tuple[str, str] = ("workers", "scheduler"),
+) -> list[tuple[dict[str, Any], dict[str, str], bool]]:
     """Run (or load from the cache) experiment configs and write their figures.
 
     The units of every config (:data:`SPLITS`) run together on ``workers``
@@ -430,7 +442,14 @@ def run_configs(
     return outs
 
 
-def run_config(path, out="docs/figures", cache_dir=".sgpverify-cache", progress=None, workers=1, scheduler=None):
+def run_config(
+    path: str | os.PathLike[str],
+    out: str | os.PathLike[str] = "docs/figures",
+    cache_dir: str | os.PathLike[str] | None = ".sgpverify-cache",
+    progress: Callable[[str], None] | None = None,
+    workers: int = 1,
+    scheduler: str | Client | None = None,
+) -> tuple[dict[str, Any], dict[str, str], bool]:
     """Run (or load from cache) one experiment config and write its figures (see :func:`run_configs`).
 
     Returns ``(result_dict, figure_paths, cache_hit)``.

@@ -34,9 +34,15 @@ import re
 import tempfile
 import traceback
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .errors import ClusterError, WorkerDiedError
 from .version import __version__
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping, Sequence
+
+    from distributed import Client
 
 __all__ = [
     "Unit",
@@ -62,7 +68,7 @@ class Unit:
     """
 
     name: str
-    fn: object
+    fn: Callable[..., Any]
     args: tuple
     key: str | None = None
 
@@ -71,7 +77,7 @@ class Unit:
 
 
 @functools.lru_cache(maxsize=1)
-def source_hash():
+def source_hash() -> str:
     """SHA-256 (hex, 16 digits) of every ``.py`` file of the installed sgpverify package.
 
     Part of the result-cache key: results computed by other code are never
@@ -85,7 +91,7 @@ def source_hash():
     return h.hexdigest()[:16]
 
 
-def environment():
+def environment() -> dict[str, str]:
     """What, besides a unit's identity, decides its bits: code and library versions."""
     import networkx
     import numpy
@@ -103,7 +109,7 @@ def environment():
     }
 
 
-def unit_key(identity):
+def unit_key(identity: Mapping[str, Any]) -> str:
     """SHA-256 (32 hex digits) of a unit's identity (a JSON-ready dict) and :func:`environment`.
 
     The identity must hold everything the unit's result depends on besides the
@@ -123,7 +129,7 @@ def _json_default(obj):
     raise TypeError(f"not part of a cache key: {obj!r}")
 
 
-def code_fingerprint(obj):
+def code_fingerprint(obj: object) -> str | None:
     """SHA-256 of the source file of a module-level function or class, with its name; None otherwise.
 
     Used for a user's problem or schedule factory, whose code sgpverify's own
@@ -154,14 +160,14 @@ class UnitCache:
     files run code when loaded.
     """
 
-    def __init__(self, directory):
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.directory = Path(directory) / "units"
 
-    def path(self, unit):
+    def path(self, unit: Unit) -> Path:
         safe = re.sub(r"[^A-Za-z0-9=.-]+", "_", unit.name).strip("_")[:80]
         return self.directory / f"{safe}-{unit.key}.pkl"
 
-    def load(self, unit):
+    def load(self, unit: Unit) -> tuple[bool, Any]:
         """``(True, value)`` for a whole entry of this unit's key, else ``(False, None)``."""
         if unit.key is None:
             return False, None
@@ -177,7 +183,7 @@ class UnitCache:
             return False, None
         return True, entry["value"]
 
-    def store(self, unit, value):
+    def store(self, unit: Unit, value: Any) -> None:
         """Write the entry to a temporary file in the same directory, then rename it into place."""
         if unit.key is None:
             return
@@ -206,16 +212,16 @@ def _dump(obj, f):
 
 
 def run_units(
-    units,
+    units: Sequence[Unit],
     *,
-    workers=1,
-    scheduler=None,
-    cache=None,
-    progress=None,
-    files=(),
-    timeout=CONNECT_TIMEOUT,
-    option_names=("workers", "scheduler"),
-):
+    workers: int = 1,
+    scheduler: str | Client | None = None,
+    cache: UnitCache | None = None,
+    progress: Callable[[str], None] | None = None,
+    files: Iterable[str | os.PathLike[str]] = (),
+    timeout: float = CONNECT_TIMEOUT,
+    option_names: tuple[str, str] = ("workers", "scheduler"),
+) -> list[Any]:
     """Run ``units`` and return their results, in the order of ``units``.
 
     Parameters
@@ -434,7 +440,7 @@ def _import_distributed(sname, scheduler):
     return distributed
 
 
-def connect(scheduler, timeout=CONNECT_TIMEOUT, sname="scheduler"):
+def connect(scheduler: str | Client, timeout: float = CONNECT_TIMEOUT, sname: str = "scheduler") -> tuple[Client, bool]:
     """A ``distributed.Client`` for ``scheduler`` (an address or a client) with at least one worker.
 
     Returns ``(client, owned)``; ``owned`` clients are closed by the caller.

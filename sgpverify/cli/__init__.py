@@ -13,16 +13,20 @@ that died while running a unit of verify/run: rerun to resume from the cache);
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, TextIO
 
 from .. import engine
 from ..errors import SGPVerifyError, WorkerDiedError
 from .commands import UsageError, load_matrix
 from .parser import build_parser
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
 __all__ = ["main", "build_parser", "load_matrix", "UsageError"]
 
 
-def main(argv=None, out=None, err=None):
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Entry point of the ``sgpverify`` command; returns the exit status."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err

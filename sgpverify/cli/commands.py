@@ -8,11 +8,18 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
 
 import numpy as np
 
 from .. import graphs
 from ..serialize import jsonable
+
+if TYPE_CHECKING:
+    import argparse
+    import os
+
+    import scipy.sparse as sp
 
 __all__ = [
     "UsageError",
@@ -91,7 +98,7 @@ def _connect(a):
     return connect(a.scheduler, sname="--scheduler")
 
 
-def load_matrix(path):
+def load_matrix(path: str | os.PathLike[str]) -> np.ndarray | sp.sparray | sp.spmatrix:
     """Load a matrix from ..npy, .npz (scipy sparse), .mtx or text (CSV or whitespace)."""
     p = Path(path)
     if not p.is_file():
@@ -135,7 +142,7 @@ def _topology_from_args(a):
     return topo
 
 
-def cmd_mixing(a, out, err=None):
+def cmd_mixing(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) -> int:
     from ..assumptions import check_mixing
 
     if a.topology is not None:
@@ -177,7 +184,7 @@ def cmd_mixing(a, out, err=None):
     return 0 if report.passed else 1
 
 
-def cmd_simulate(a, out, err=None):
+def cmd_simulate(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) -> int:
     from .. import problems
     from ..engine import simulate
     from ..validation import check_int
@@ -299,7 +306,7 @@ def _suite_config(a):
     return validate_config(cfg)
 
 
-def cmd_verify(a, out, err=None):
+def cmd_verify(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) -> int:
     from ..report import format_table, summary_line, write_report
     from ..suite import plan_units, run_suite
     from ..validation import check_int
@@ -342,7 +349,7 @@ def cmd_verify(a, out, err=None):
     return result.status
 
 
-def cmd_distributed(a, out, err=None):
+def cmd_distributed(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) -> int:
     from .. import distributed as D
 
     ok, why = D.available()
@@ -426,7 +433,7 @@ def _straggler_figure(res, outdir):
     return path
 
 
-def cmd_run(a, out, err=None):
+def cmd_run(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) -> int:
     from ..report import plan_configs, run_configs
 
     cache = _executor_args(a, "run")

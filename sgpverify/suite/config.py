@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import TYPE_CHECKING, Any
 
 from ..validation import check_int, unknown_key
 from .setting import label_of, resolve_problem, resolve_topology
+
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Mapping
 
 __all__ = ["SuiteConfig", "QUICK", "FULL", "PRESETS", "config_from_dict", "validate_config"]
 
@@ -68,7 +73,7 @@ class SuiteConfig:
     mixing_horizon: int = 200
     bound_horizon: int = 400
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
         d["problem"] = label_of(self.problem)
         d["topologies"] = [label_of(t) for t in self.topologies]
@@ -98,7 +103,9 @@ PRESETS = {"quick": QUICK, "full": FULL}
 _FIELDS = {f.name for f in dataclasses.fields(SuiteConfig)}
 
 
-def config_from_dict(over, base=QUICK, source=None):
+def config_from_dict(
+    over: Mapping[str, Any], base: SuiteConfig = QUICK, source: str | os.PathLike[str] | None = None
+) -> SuiteConfig:
     """A :class:`SuiteConfig` from ``base`` with overrides; unknown keys are rejected.
 
     The error names the key and the closest valid name.
@@ -110,7 +117,7 @@ def config_from_dict(over, base=QUICK, source=None):
     return dataclasses.replace(base, **over)
 
 
-def validate_config(cfg):
+def validate_config(cfg: SuiteConfig) -> SuiteConfig:
     """Check a configuration before running anything (errors name the setting and value)."""
     check_int("nodes", cfg.n, min_value=2)
     check_int("dim", cfg.d, min_value=1)

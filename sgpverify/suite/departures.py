@@ -10,11 +10,17 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .. import graphs
 from ..problems import replica_grads
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from ..problems import ProblemProtocol
 
 __all__ = ["Variant", "NONE", "Perturbed", "per_replica", "wrap_topology", "disconnected"]
 
@@ -47,7 +53,12 @@ class Variant:
 NONE = Variant()
 
 
-def per_replica(grad, Z, rngs, out):
+def per_replica(
+    grad: Callable[[np.ndarray, np.random.Generator], np.ndarray],
+    Z: np.ndarray,
+    rngs: Sequence[np.random.Generator],
+    out: np.ndarray,
+) -> np.ndarray:
     """``out[r] = grad(Z[r], rngs[r])`` for every replica: a wrapper's ``grad_replicas``
     when its inner problem has none."""
     for r, rng in enumerate(rngs):
@@ -58,7 +69,7 @@ def per_replica(grad, Z, rngs, out):
 class Perturbed:
     """A problem whose stochastic gradients depart from the declared model."""
 
-    def __init__(self, inner, v):
+    def __init__(self, inner: ProblemProtocol, v: Variant) -> None:
         self._inner = inner
         self._v = v
         s2 = float(inner.sigma2)
@@ -66,10 +77,10 @@ class Perturbed:
         if v.bias:
             self._b = np.full(inner.dim, v.bias * (math.sqrt(s2) if s2 > 0 else 1.0) / math.sqrt(inner.dim))
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
-    def grad(self, z, rng):
+    def grad(self, z: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         g = np.array(self._inner.grad(z, rng), dtype=float)
         v = self._v
         if v.extra_noise:
@@ -80,7 +91,7 @@ class Perturbed:
             g += self._b
         return g
 
-    def grad_replicas(self, Z, rngs, out):
+    def grad_replicas(self, Z: np.ndarray, rngs: Sequence[np.random.Generator], out: np.ndarray) -> np.ndarray:
         """``grad(Z[r], rngs[r])`` for every replica r, into ``out`` (R, n, d): the inner
         problem's ``grad_replicas`` when it has one, then each replica's departures drawn
         from its own stream in ``grad``'s order (the same bits and draws); else one
@@ -102,7 +113,9 @@ class Perturbed:
         return out
 
 
-def wrap_topology(topo, variant, seed):
+def wrap_topology(
+    topo: graphs.Topology, variant: Variant, seed: int | np.random.SeedSequence | None
+) -> graphs.Topology:
     if variant.loss:
         if not hasattr(graphs, "with_message_loss"):  # pragma: no cover - older graphs module
             raise RuntimeError("message-loss control needs graphs.with_message_loss")
@@ -110,7 +123,7 @@ def wrap_topology(topo, variant, seed):
     return topo
 
 
-def disconnected(topo):
+def disconnected(topo: graphs.Topology) -> graphs.Topology:
     """The same schedule with every message to node 0 removed: node 0 never receives."""
 
     class _NoInto0(graphs.Topology):

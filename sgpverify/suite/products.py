@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .. import mixing
 from .criteria import EPS
+
+if TYPE_CHECKING:
+    from ..graphs import Topology
 
 __all__ = ["product_constants", "ENVELOPE_FLOOR"]
 
@@ -16,7 +20,15 @@ __all__ = ["product_constants", "ENVELOPE_FLOOR"]
 ENVELOPE_FLOOR = 1e3 * EPS
 
 
-def product_constants(topo, tau, delay, seed, horizon, starts=8, max_rows=1024):
+def product_constants(
+    topo: Topology,
+    tau: int,
+    delay: str,
+    seed: int | np.random.SeedSequence | None,
+    horizon: int,
+    starts: int = 8,
+    max_rows: int = 1024,
+) -> dict[str, Any]:
     """Measured constants of the products of the mixing matrices, for the bounds.
 
     For starts s (one period apart for periodic schedules, spread over the

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import os
-from typing import Callable
+from typing import Any, Callable
 
 from ..version import __version__
 from .config import SuiteConfig
@@ -24,7 +24,7 @@ class Control:
     experiments: tuple  # experiment keys re-run under the variant
 
 
-def make_control(name, desc, exps, **variant):
+def make_control(name: str, desc: str, exps: tuple[str, ...], **variant: Any) -> Control:
     return Control(name, desc, Variant(name=name, **variant), exps)
 
 
@@ -38,7 +38,8 @@ class Claim:
     statistic: str
     criterion: str
     control: Control
-    check: object  # function (cfg, data) -> dict(verdict, measured, predicted, detail, extra)
+    # function (cfg, data) -> dict(verdict, measured, predicted, detail, extra)
+    check: Callable[[SuiteConfig, dict[str, Any]], dict[str, Any]]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,10 +57,10 @@ class Check:
     control: dict | None = None
 
     @property
-    def passed(self):
+    def passed(self) -> bool:
         return self.verdict == "pass"
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         d = {k: getattr(self, k) for k in ("name", "verdict", "measured", "predicted", "criterion", "detail", "code")}
         d.update(self.extra)
         if self.control is not None:
@@ -79,19 +80,19 @@ class SuiteResult:
     controls: bool = False
 
     @property
-    def passed(self):
+    def passed(self) -> bool:
         return all(c.passed for c in self.checks) and self.controls_detected
 
     @property
-    def controls_detected(self):
+    def controls_detected(self) -> bool:
         return all(c.control is None or c.control["detected"] for c in self.checks)
 
     @property
-    def status(self):
+    def status(self) -> int:
         """Exit status of ``sgpverify verify``: see :func:`exit_status`."""
         return exit_status(self)
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return {
             "status": {0: "pass", 1: "fail", 4: "inconclusive"}[self.status],
             "checks": [c.to_dict() for c in self.checks],
@@ -103,7 +104,7 @@ class SuiteResult:
         }
 
 
-def exit_status(result):
+def exit_status(result: SuiteResult) -> int:
     """0 every check passes (and every control run is detected); 1 some check fails
     or some control is not detected; 4 none fails but some are inconclusive."""
     if any(c.verdict == "fail" for c in result.checks) or not result.controls_detected:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from ..sweep import Unit, UnitCache, connect, run_units, unit_key
 from ..validation import check_int
@@ -15,6 +15,9 @@ from .departures import NONE, Variant
 from .experiments import EXPERIMENTS, run_experiments
 from .records import Check, Claim, SuiteResult, code_of
 from .setting import setting_code, upload_files
+
+if TYPE_CHECKING:
+    from distributed import Client
 
 __all__ = [
     "plan_units",
@@ -29,7 +32,7 @@ __all__ = [
 ]
 
 
-def needs_of(keys) -> list[str]:
+def needs_of(keys: Iterable[str]) -> list[str]:
     """The experiments whose main data the experiments ``keys`` take (their ``needs``), in order."""
     return list(dict.fromkeys(need for k in keys for need in EXPERIMENTS[k].needs))
 
@@ -163,7 +166,7 @@ def run_suite(
     controls: bool = False,
     only: Iterable[str] | None = None,
     workers: int = 1,
-    scheduler: str | object | None = None,
+    scheduler: str | Client | None = None,
     cache: str | os.PathLike | None = None,
 ) -> SuiteResult:
     """Run every experiment and derive the checks (and, with ``controls``, their controls).
@@ -275,7 +278,7 @@ def verify(
     dim: int | None = None,
     progress: Callable[[str], None] | None = None,
     workers: int = 1,
-    scheduler: str | object | None = None,
+    scheduler: str | Client | None = None,
     cache: str | os.PathLike | None = None,
     **settings: Any,
 ) -> SuiteResult:

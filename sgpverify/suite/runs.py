@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..engine import simulate
 from ..errors import EffectiveStepWarning, SimulationDivergedError
 from .criteria import EPS
-from .departures import NONE, Perturbed, wrap_topology
+from .departures import NONE, Perturbed, Variant, wrap_topology
+
+if TYPE_CHECKING:
+    from ..graphs import Topology
+    from ..problems import ProblemProtocol
+    from .config import SuiteConfig
 
 __all__ = ["run_one", "problem_constants"]
 
@@ -22,8 +28,19 @@ def _gamma(cfg, n, K, variant):
 
 
 def run_one(
-    cfg, prob, topo, K, seed, variant=NONE, *, replicas=None, tau=None, delay=None, algorithm="sgp", states=False
-):
+    cfg: SuiteConfig,
+    prob: ProblemProtocol,
+    topo: Topology,
+    K: int,
+    seed: int,
+    variant: Variant = NONE,
+    *,
+    replicas: int | None = None,
+    tau: int | None = None,
+    delay: str | None = None,
+    algorithm: str = "sgp",
+    states: bool = False,
+) -> dict[str, Any]:
     """One simulation at iteration budget K; returns a JSON-ready summary."""
     n = prob.n_nodes
     gamma = _gamma(cfg, n, K, variant)
@@ -105,7 +122,7 @@ def run_one(
     return out
 
 
-def problem_constants(prob):
+def problem_constants(prob: ProblemProtocol) -> dict[str, float | None]:
     c = {k: float(getattr(prob, k)) for k in ("L", "sigma2", "zeta2", "f_lower")}
     fs = getattr(prob, "f_star", None)
     c["f_star"] = None if fs is None else float(fs)

@@ -11,10 +11,51 @@ import importlib
 import math
 import os
 import sys
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .. import graphs, mixing, problems
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Protocol, TypeAlias
+
+    from ..problems import ProblemProtocol
+    from .departures import Variant
+
+    #: A schedule of a setting: ``f(n, seed) -> Topology``.
+    TopologyFactory: TypeAlias = Callable[[int, int], graphs.Topology]
+    #: A problem of a setting: ``f(n, seed) -> Problem``.
+    ProblemFactory: TypeAlias = Callable[[int, int], ProblemProtocol]
+
+    class _Setting(Protocol):
+        """What this module reads of a configuration: fields of a :class:`~sgpverify.suite.SuiteConfig`
+        (not imported here: the configuration's module imports this one)."""
+
+        @property
+        def n(self) -> int: ...
+        @property
+        def d(self) -> int: ...
+        @property
+        def problem(self) -> object: ...
+        @property
+        def alpha(self) -> float: ...
+        @property
+        def heterogeneity(self) -> float: ...
+        @property
+        def sigma(self) -> float: ...
+        @property
+        def topologies(self) -> tuple: ...
+        @property
+        def peers(self) -> int: ...
+        @property
+        def edge_prob(self) -> float | None: ...
+        @property
+        def rows(self) -> int | None: ...
+        @property
+        def mixing_horizon(self) -> int: ...
+
 
 __all__ = [
     "SUITE_TOPOLOGIES",
@@ -42,7 +83,7 @@ def label_of(obj: object) -> str:
 SUITE_TOPOLOGIES = graphs.TOPOLOGY_NAMES
 
 
-def resolve_topology(spec, cfg):
+def resolve_topology(spec: str | TopologyFactory, cfg: _Setting) -> TopologyFactory:
     """A factory ``f(n, seed) -> Topology`` from a name or a callable."""
     if callable(spec):
         return spec
@@ -60,7 +101,7 @@ def resolve_topology(spec, cfg):
     return make
 
 
-def load_attr(spec):
+def load_attr(spec: str) -> Callable[..., Any]:
     mod_name, _, attr = spec.partition(":")
     if not mod_name or not attr:
         raise ValueError(f"problem must be a built-in name or MODULE:ATTR, got {spec!r}")
@@ -80,7 +121,7 @@ def load_attr(spec):
     return obj
 
 
-def resolve_problem(spec, cfg):
+def resolve_problem(spec: object, cfg: _Setting) -> ProblemFactory:
     """A factory ``f(n, seed) -> Problem`` from a name, ``MODULE:ATTR`` or a callable."""
     if isinstance(spec, str) and ":" not in spec:
         if spec not in problems.PROBLEM_NAMES:
@@ -110,7 +151,7 @@ def resolve_problem(spec, cfg):
     return make
 
 
-def check_user_problem(prob, n, d, label):
+def check_user_problem(prob: Any, n: int, d: int, label: str) -> ProblemProtocol:
     """The Problem protocol, with finite positive constants and the right sizes."""
     for attr in ("n_nodes", "dim", "L", "sigma2", "zeta2", "f_lower", "grad", "full_grad", "value"):
         if not hasattr(prob, attr):
@@ -132,12 +173,12 @@ def check_user_problem(prob, n, d, label):
     return problems.check_problem(prob)
 
 
-def setting_schedules(cfg):
+def setting_schedules(cfg: _Setting) -> list[tuple[str, TopologyFactory]]:
     """(label, topology factory) of every schedule of the setting."""
     return [(label_of(t), resolve_topology(t, cfg)) for t in cfg.topologies]
 
 
-def control_schedules(cfg, variant):
+def control_schedules(cfg: _Setting, variant: Variant) -> list[tuple[str, TopologyFactory]]:
     """Which schedules a control variant runs on: for de-biasing departures the
     first schedule whose weights move (where the departure matters)."""
     sch = setting_schedules(cfg)
@@ -149,13 +190,13 @@ def control_schedules(cfg, variant):
     return sch[:1]
 
 
-def is_doubly_stochastic(topo, horizon):
+def is_doubly_stochastic(topo: graphs.Topology, horizon: int) -> bool:
     """Whether the push matrices (column-stochastic) also have unit row sums over the horizon."""
     K = min(horizon, topo.period or horizon)
     return all(np.allclose(mixing.push_matrix(topo, k).sum(axis=1), 1.0, rtol=0, atol=1e-12) for k in range(K))
 
 
-def setting_code(cfg):
+def setting_code(cfg: _Setting) -> dict[str, str] | None:
     """Fingerprints of the user's code in the setting (problem, schedules), for the cache key;
     None if some of it is not pinned by a file (a lambda, a local function): not cached."""
     from ..sweep import code_fingerprint
@@ -172,7 +213,7 @@ def setting_code(cfg):
     return out
 
 
-def upload_files(cfg):
+def upload_files(cfg: _Setting) -> list[str]:
     """The file of a MODULE:ATTR problem, for dask workers that cannot import it from here."""
     if isinstance(cfg.problem, str) and ":" in cfg.problem:
         mod = sys.modules.get(cfg.problem.partition(":")[0])

@@ -16,7 +16,8 @@ Requires the ``test`` extra (hypothesis).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -61,7 +62,9 @@ def _values(space: graphs.Integers | graphs.Floats | graphs.OneOf) -> st.SearchS
     raise TypeError(f"space must be an Integers, Floats or OneOf, got {type(space).__name__}")
 
 
-def _family_topology(draw, fam: graphs.Family, n: int, min_n: int, max_n: int, seed: int) -> graphs.Topology:
+def _family_topology(
+    draw: Callable[[st.SearchStrategy[Any]], Any], fam: graphs.Family, n: int, min_n: int, max_n: int, seed: int
+) -> graphs.Topology:
     """A topology of a registered family: a valid size in range (else a ring on n), drawn parameters."""
     if fam.sizes is not None:  # constrained sizes: one in [min_n, max_n], if any
         sizes = fam.node_sizes(min_n, max_n)
@@ -74,7 +77,7 @@ def _family_topology(draw, fam: graphs.Family, n: int, min_n: int, max_n: int, s
 
 @st.composite
 def topologies(
-    draw,
+    draw: Callable[[st.SearchStrategy[Any]], Any],
     min_n: int = 1,
     max_n: int = 64,
     kinds: Sequence[str] | None = None,
@@ -126,7 +129,7 @@ def topologies(
 
 @st.composite
 def column_stochastic_matrices(
-    draw,
+    draw: Callable[[st.SearchStrategy[Any]], Any],
     min_n: int = 1,
     max_n: int = 16,
     density: float | None = None,
@@ -155,7 +158,9 @@ def column_stochastic_matrices(
 
 
 @st.composite
-def delay_patterns(draw, P: ArrayLike, tau: int | None = None, max_tau: int = 4) -> tuple[int, np.ndarray]:
+def delay_patterns(
+    draw: Callable[[st.SearchStrategy[Any]], Any], P: ArrayLike, tau: int | None = None, max_tau: int = 4
+) -> tuple[int, np.ndarray]:
     """Integer delays in ``0..tau`` with the sparsity of P (receiver, sender).
 
     Returns ``(tau, D)`` with D a dense int array (diagonal zero).

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import stats
@@ -10,6 +11,9 @@ from scipy import stats
 from ... import theory
 from ..records import Claim, make_control
 from .common import combine, mean_se
+
+if TYPE_CHECKING:
+    from ..config import SuiteConfig
 
 __all__ = [
     "THEOREM1_BOUND",
@@ -30,7 +34,7 @@ def _delta_of(const, f0):
     )
 
 
-def check_theorem1(cfg, data):
+def check_theorem1(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     """Theorem 1's bound where the (known part of the) threshold is reached."""
     th = data["theorem"]
     const = th["constants"]
@@ -111,7 +115,7 @@ THEOREM1_BOUND = Claim(
 )
 
 
-def check_descent(cfg, data):
+def check_descent(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     """Descent inequality (a), run by run: E[LHS - RHS] <= 0 not rejected at 95%."""
     verdicts, parts, worst = [], [], -math.inf
     for r in data["descent"]["runs"]:
@@ -162,7 +166,7 @@ def _bound_inputs(cfg, data, label, r):
     return mx.get("S2"), r["weight_min"], math.sqrt(r["G2sq"]) if r.get("G2sq") else None
 
 
-def check_consensus_bound(cfg, data):
+def check_consensus_bound(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     """Consensus bound (b2), run by run: max_k E Xi^k <= (gamma S2 G2 / delta)^2."""
     verdicts, parts, worst = [], [], 0.0
     for label, sch in data["rates"]["schedules"].items():
@@ -202,7 +206,7 @@ CONSENSUS_BOUND = Claim(
 )
 
 
-def check_combined_bound(cfg, data):
+def check_combined_bound(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     """Combined bound (c2), run by run: stationarity average <= descent RHS with Xi bounded by (b2)."""
     const = data["rates"]["constants"]
     verdicts, parts, worst = [], [], 0.0

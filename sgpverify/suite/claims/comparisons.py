@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -10,6 +11,9 @@ from ... import rates
 from ..criteria import RATE_DELTA, RATIO_OMEGAS
 from ..records import Claim, make_control
 from .common import combine, fmt, log_ratio_limit, series
+
+if TYPE_CHECKING:
+    from ..config import SuiteConfig
 
 __all__ = [
     "TOPOLOGY_RATIO",
@@ -34,7 +38,7 @@ _SHARED_NOISE_COMPARED = make_control(
 )
 
 
-def check_topologies(cfg, data):
+def check_topologies(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     """Topology enters only higher-order terms: the log of the stationarity ratio of each compared
     schedule to the exponential graph tends to 0 as K -> oo (paired by replica; K^-1/2 and K^-1
     correction terms)."""
@@ -82,7 +86,7 @@ TOPOLOGY_RATIO = Claim(
 )
 
 
-def check_peers(cfg, data):
+def check_peers(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     """One more peer per step: the consensus constant S2 and the consensus average improve (log
     ratio limit below 0), the stationarity ratio tends to 1 (same leading term); q is reported."""
     tp = data["topologies"]
@@ -139,7 +143,7 @@ PEERS = Claim(
 )
 
 
-def check_scaling(cfg, data):
+def check_scaling(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     """The consensus average is a quadratic form of the driving noise and heterogeneity: scaling
     both by s multiplies it by s^2 in the limit, and the two contributions add (the cross term
     vanishes): log ratios paired by replica, extrapolated as K -> oo."""
@@ -201,7 +205,7 @@ CONSENSUS_SCALING = Claim(
 )
 
 
-def check_baselines(cfg, data):
+def check_baselines(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     """SGP/AllReduce and D-PSGD/AllReduce: log of the stationarity ratio tends to 0 as K -> oo
     (same leading term), paired by replica, extrapolated in K^-1/2."""
     verdicts, parts, short = [], [], []

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ..experiments import EXPERIMENTS
 from ..records import Claim, make_control
+
+if TYPE_CHECKING:
+    from ..config import SuiteConfig
 
 __all__ = ["MASS_CONSERVATION", "RECORDED", "all_runs", "check_mass"]
 
@@ -22,7 +27,7 @@ def all_runs(data: dict) -> list:
     return out
 
 
-def check_mass(cfg, data):
+def check_mass(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     """Mass and weight conservation (mass in flight included) to round-off, in every run."""
     runs = [r for r in all_runs(data) if r["algorithm"] == "sgp"]
     me = max(r["mass_error"] / r["mass_tol"] for r in runs)

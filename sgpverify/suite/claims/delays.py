@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -10,6 +11,9 @@ from ... import rates, theory
 from ..criteria import RATE_DELTA, RATE_OMEGA
 from ..records import Claim, make_control
 from .common import combine, exponent_result, fmt, log_ratio_limit
+
+if TYPE_CHECKING:
+    from ..config import SuiteConfig
 
 __all__ = [
     "DELAY_ROBUSTNESS",
@@ -21,7 +25,7 @@ __all__ = [
 ]
 
 
-def check_delays(cfg, data):
+def check_delays(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     """tau-OSGP: log of the stationarity ratio to tau = 0 tends to 0 as K -> oo (delays enter only
     higher-order terms): paired by replica, extrapolated in K^-1/2."""
     get = {(r["K"], r["tau"]): r for r in data["delays"]["runs"]}
@@ -66,7 +70,7 @@ DELAY_ROBUSTNESS = Claim(
 )
 
 
-def check_delay_rate(cfg, data):
+def check_delay_rate(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     """tau-OSGP, tau in ``taus`` (> 0), random delays: the stationarity average ~ K^(-1/2) (the same
     exponent test as tau = 0, over the K of ``Ks``)."""
     get = {(r["K"], r["tau"]): r for r in data["delays"]["runs"]}
@@ -97,7 +101,7 @@ DELAY_RATE = Claim(
 )
 
 
-def check_delay_consensus(cfg, data):
+def check_delay_consensus(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     """tau-OSGP: the consensus bound (b2) with the product constant S2 of each tau's augmented
     schedule, run by run, and the growth of the consensus average with tau set beside the bound's."""
     d = data["delays"]

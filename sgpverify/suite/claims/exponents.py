@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -10,6 +11,9 @@ from ... import rates
 from ..criteria import RATE_DELTA, RATE_OMEGA
 from ..records import Claim, make_control
 from .common import exponent_result
+
+if TYPE_CHECKING:
+    from ..config import SuiteConfig
 
 __all__ = [
     "STATIONARITY_RATE",
@@ -47,7 +51,7 @@ def _rate_check(cfg, data, key, predicted, xkey="K"):
     return exponent_result(tests, verdicts, parts, predicted)
 
 
-def check_stationarity_rate(cfg, data):
+def check_stationarity_rate(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     """(1/K) sum_k ||grad f(xbar^k)||^2 ~ K^(-1/2): extrapolated exponent per schedule."""
     return _rate_check(cfg, data, "stationarity", -0.5)
 
@@ -67,7 +71,7 @@ STATIONARITY_RATE = Claim(
 )
 
 
-def check_consensus_rate(cfg, data):
+def check_consensus_rate(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     """(1/K) sum_k Xi^k ~ K^(-1): extrapolated exponent per schedule."""
     return _rate_check(cfg, data, "consensus", -1.0)
 
@@ -89,7 +93,7 @@ CONSENSUS_RATE = Claim(
 )
 
 
-def check_linear_speedup(cfg, data):
+def check_linear_speedup(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     """Stationarity ~ n^(-1/2) at fixed K, as K -> oo: the slope in n at each K,
     extrapolated in K^(-1/2) to K -> oo (per replica; t interval over replicas)."""
     sp_ = data["speedup"]
@@ -134,7 +138,7 @@ LINEAR_SPEEDUP = Claim(
 )
 
 
-def check_complexity(cfg, data):
+def check_complexity(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     """Linear speedup as iteration complexity: the iterations K_n(eps) to reach a stationarity level
     eps fall like 1/n. Levels eps_j: the geometric mean over n of the replica-mean stationarity at
     budget T_j = n K; per replica, K_n(eps_j) by log-log interpolation along each n's ladder; the

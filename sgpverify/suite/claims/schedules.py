@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any
 
 from ..records import Claim, make_control
 from .common import combine, fmt
 
+if TYPE_CHECKING:
+    from ..config import SuiteConfig
+
 __all__ = ["MIXING_CONSTANTS", "check_mixing_constants"]
 
 
-def check_mixing_constants(cfg, data):
+def check_mixing_constants(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     """The mixing assumptions hold on every schedule of the setting, and the constants
     mean something: the envelope (C, q) bounds every deviation measured over the whole
     horizon (to round-off), the theory's q is a valid bound (log space), and the

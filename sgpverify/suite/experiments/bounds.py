@@ -3,16 +3,27 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any
 
 from ... import graphs, theory
-from ..departures import NONE
+from ..departures import NONE, Variant
 from ..runs import problem_constants, run_one
 from ..setting import resolve_problem, setting_schedules
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..config import SuiteConfig
 
 __all__ = ["exp_descent", "exp_theorem"]
 
 
-def exp_descent(cfg, seed, variant=NONE, progress=None):
+def exp_descent(
+    cfg: SuiteConfig,
+    seed: int,
+    variant: Variant = NONE,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     """The descent inequality (a), run by run: the setting's first schedule, and
     random-peer with random delays (the column-stochastic, delayed case)."""
     prob = resolve_problem(cfg.problem, cfg)(cfg.n, seed)
@@ -46,7 +57,13 @@ def exp_descent(cfg, seed, variant=NONE, progress=None):
     return {"runs": out, "constants": problem_constants(prob)}
 
 
-def exp_theorem(cfg, seed, mixing_data, variant=NONE, progress=None):
+def exp_theorem(
+    cfg: SuiteConfig,
+    seed: int,
+    mixing_data: dict[str, Any],
+    variant: Variant = NONE,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     """Theorem 1 where it applies: one run per schedule at the threshold computed from
     the envelope (if the known part of the threshold is within ``theorem_K_cap``)."""
     prob = resolve_problem(cfg.problem, cfg)(cfg.n, seed)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -13,6 +14,20 @@ from ..products import product_constants
 from ..records import NotApplicable
 from ..runs import run_one
 from ..setting import control_schedules, label_of, resolve_problem, resolve_topology, setting_schedules
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Protocol
+
+    from ...problems import ProblemProtocol
+    from ..config import SuiteConfig
+    from ..setting import TopologyFactory
+
+    class _LocalGradProblem(ProblemProtocol, Protocol):
+        """A problem with ``local_grad(z)``: the exact gradient of every f_i at z (..., n, d)."""
+
+        def local_grad(self, z: np.ndarray) -> np.ndarray: ...
+
 
 __all__ = ["exp_topologies", "exp_scaling", "exp_baselines", "Scaled", "SCALINGS", "complete_topologies_control"]
 
@@ -26,7 +41,12 @@ def _compared_schedules(cfg):
     return out + [(label_of(t), resolve_topology(t, cfg)) for t in cfg.compare_topologies]
 
 
-def exp_topologies(cfg, seed, variant=NONE, progress=None):
+def exp_topologies(
+    cfg: SuiteConfig,
+    seed: int,
+    variant: Variant = NONE,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     """Stationarity and consensus averages on the exponential graph (reference), with one more
     peer, and on ``compare_topologies``, same problem and seeds, at every K of ``topology_Ks``; the
     product constants of each schedule. A control's departure concerns the compared schedules
@@ -69,23 +89,23 @@ class Scaled:
     ``sigma^2' = s_n^2 sigma^2``, ``grad f`` (hence ``f*``) unchanged; needs ``local_grad``
     (the exact gradient of every f_i)."""
 
-    def __init__(self, inner, s_h, s_n):
+    def __init__(self, inner: _LocalGradProblem, s_h: float, s_n: float) -> None:
         self._inner, self._sh, self._sn = inner, float(s_h), float(s_n)
         self.sigma2 = float(inner.sigma2) * self._sn**2
         self.zeta2 = float(inner.zeta2) * self._sh**2
         # grad f_i' = s_h grad f_i + (1 - s_h) grad f: Lipschitz with (|s_h| + |1 - s_h|) L
         self.L = float(inner.L) * (abs(self._sh) + abs(1 - self._sh))
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
-    def grad(self, z, rng):
+    def grad(self, z: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         g = np.asarray(self._inner.grad(z, rng), dtype=float)
         lg = np.asarray(self._inner.local_grad(z), dtype=float)
         fg = np.asarray(self._inner.full_grad(z), dtype=float)
         return fg + self._sh * (lg - fg) + self._sn * (g - lg)
 
-    def grad_replicas(self, Z, rngs, out):
+    def grad_replicas(self, Z: np.ndarray, rngs: Sequence[np.random.Generator], out: np.ndarray) -> np.ndarray:
         """``grad(Z[r], rngs[r])`` for every replica r, into ``out`` (R, n, d): the inner
         problem's ``grad_replicas`` when it has one (``local_grad`` and ``full_grad`` still
         per replica, as ``grad`` calls them; the elementwise combination stacked), else one
@@ -103,7 +123,12 @@ class Scaled:
 SCALINGS = (("base", 1, 1), ("noise", 1, 2), ("heterogeneity", 2, 1), ("both", 2, 2))
 
 
-def exp_scaling(cfg, seed, variant=NONE, progress=None):
+def exp_scaling(
+    cfg: SuiteConfig,
+    seed: int,
+    variant: Variant = NONE,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     """Consensus averages with the gradient noise and the heterogeneity scaled by
     ``scaling_factor`` (separately and together), same draws, at every K of ``scaling_Ks``, on the
     first schedule whose push-sum weights move (so that de-biasing matters)."""
@@ -130,7 +155,13 @@ def exp_scaling(cfg, seed, variant=NONE, progress=None):
     return {"schedule": label, "factor": s, "settings": out}
 
 
-def exp_baselines(cfg, seed, variant=NONE, progress=None, schedules=None):
+def exp_baselines(
+    cfg: SuiteConfig,
+    seed: int,
+    variant: Variant = NONE,
+    progress: Callable[[str], None] | None = None,
+    schedules: list[tuple[str, TopologyFactory]] | None = None,
+) -> dict[str, Any]:
     """SGP, D-PSGD and AllReduce SGD on the same problem and seeds, at two K."""
     prob = resolve_problem(cfg.problem, cfg)(cfg.n, seed)
     out = {}

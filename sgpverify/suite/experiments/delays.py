@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
-from ..departures import NONE
+from typing import TYPE_CHECKING, Any
+
+from ..departures import NONE, Variant
 from ..products import product_constants
 from ..runs import run_one
 from ..setting import resolve_problem, setting_schedules
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..config import SuiteConfig
 
 __all__ = ["exp_delays", "complete_delays_control"]
 
@@ -15,7 +22,12 @@ def _delay_Ks(cfg):
     return tuple(sorted(set(cfg.delay_Ks) | set(cfg.Ks)))
 
 
-def exp_delays(cfg, seed, variant=NONE, progress=None):
+def exp_delays(
+    cfg: SuiteConfig,
+    seed: int,
+    variant: Variant = NONE,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     """tau-OSGP on the setting's first schedule, random delays: stationarity and consensus
     averages for tau in ``taus`` at every K of ``delay_Ks`` and ``Ks`` (the ratio check reads
     the first, the per-tau exponent the second), and the product constant S2 of each tau for

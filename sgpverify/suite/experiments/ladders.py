@@ -2,14 +2,28 @@
 
 from __future__ import annotations
 
-from ..departures import NONE
+from typing import TYPE_CHECKING, Any
+
+from ..departures import NONE, Variant
 from ..runs import problem_constants, run_one
 from ..setting import resolve_problem, resolve_topology, setting_schedules
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..config import SuiteConfig
+    from ..setting import TopologyFactory
 
 __all__ = ["exp_rates", "exp_speedup", "exp_complexity"]
 
 
-def exp_rates(cfg, seed, variant=NONE, progress=None, schedules=None):
+def exp_rates(
+    cfg: SuiteConfig,
+    seed: int,
+    variant: Variant = NONE,
+    progress: Callable[[str], None] | None = None,
+    schedules: list[tuple[str, TopologyFactory]] | None = None,
+) -> dict[str, Any]:
     """Stationarity and consensus averages against K, gamma = sqrt(n/K), on every schedule."""
     make_prob = resolve_problem(cfg.problem, cfg)
     prob = make_prob(cfg.n, seed)
@@ -25,7 +39,13 @@ def exp_rates(cfg, seed, variant=NONE, progress=None, schedules=None):
     return {"n": cfg.n, "problem": repr(prob), "constants": problem_constants(prob), "schedules": out}
 
 
-def exp_speedup(cfg, seed, variant=NONE, progress=None, schedules=None):
+def exp_speedup(
+    cfg: SuiteConfig,
+    seed: int,
+    variant: Variant = NONE,
+    progress: Callable[[str], None] | None = None,
+    schedules: list[tuple[str, TopologyFactory]] | None = None,
+) -> dict[str, Any]:
     """Stationarity average against n at each K of ``speedup_Ks`` (gamma = sqrt(n/K))."""
     make_prob = resolve_problem(cfg.problem, cfg)
     out = {}
@@ -42,7 +62,12 @@ def exp_speedup(cfg, seed, variant=NONE, progress=None, schedules=None):
     return {"Ks": list(cfg.speedup_Ks), "ns": list(cfg.speedup_ns), "schedules": out}
 
 
-def exp_complexity(cfg, seed, variant=NONE, progress=None):
+def exp_complexity(
+    cfg: SuiteConfig,
+    seed: int,
+    variant: Variant = NONE,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     """Stationarity averages for n in ``complexity_ns`` at a ladder of total budgets T = n K
     (``complexity_budgets``), gamma = sqrt(n/K), on the exponential graph."""
     make_prob = resolve_problem(cfg.problem, cfg)

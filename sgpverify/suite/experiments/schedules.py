@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -10,9 +11,14 @@ from ... import graphs
 from ...assumptions import check_mixing
 from ...engine import simulate
 from ...errors import EffectiveStepWarning
-from ..departures import NONE, disconnected
+from ..departures import NONE, Variant, disconnected
 from ..products import product_constants
 from ..setting import resolve_problem, setting_schedules
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..config import SuiteConfig
 
 __all__ = ["exp_mixing", "exp_weights", "MIXING_FAMILIES"]
 
@@ -22,7 +28,12 @@ __all__ = ["exp_mixing", "exp_weights", "MIXING_FAMILIES"]
 MIXING_FAMILIES = ("exponential", "exponential-bidir", "ring-bidir", "torus", "hypercube", "random-peer", "erdos-renyi")
 
 
-def exp_mixing(cfg, seed, variant=NONE, progress=None):
+def exp_mixing(
+    cfg: SuiteConfig,
+    seed: int,
+    variant: Variant = NONE,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     """check_mixing on graph families and on every schedule of the setting, plus the
     product constants the bounds need (dense products: suite sizes)."""
     out = []
@@ -47,7 +58,12 @@ def exp_mixing(cfg, seed, variant=NONE, progress=None):
     return {"families": out, "schedules": sched}
 
 
-def exp_weights(cfg, seed, variant=NONE, progress=None):
+def exp_weights(
+    cfg: SuiteConfig,
+    seed: int,
+    variant: Variant = NONE,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     """Push-sum weights over time on random-peer (for the figure): the weight floor at work."""
     prob = resolve_problem(cfg.problem, cfg)(cfg.n, seed)
     with warnings.catch_warnings():
