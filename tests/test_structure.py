@@ -247,3 +247,57 @@ def test_every_experiment_a_claim_names_is_registered():
     for key, exp in suite.EXPERIMENTS.items():
         assert exp.key == key and set(exp.needs) <= set(suite.EXPERIMENTS), key
         assert len(exp.cost) == 2 and min(exp.cost) > 0, key
+
+
+def _unannotated(path):
+    """Public functions and methods (of public classes) of a module with a parameter or return unhinted."""
+    tree = ast.parse(path.read_text())
+    out = []
+
+    def public(name):
+        return not name.startswith("_") or name in ("__init__", "__call__")
+
+    def visit(body, prefix, in_class):
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and public(node.name):
+                a = node.args
+                args = a.posonlyargs + a.args + a.kwonlyargs
+                if in_class and args and args[0].arg in ("self", "cls"):
+                    args = args[1:]
+                args += [v for v in (a.vararg, a.kwarg) if v is not None]
+                hinted = all(v.annotation is not None for v in args)
+                if not hinted or (node.returns is None and node.name != "__init__"):
+                    out.append(prefix + node.name)
+            elif isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                visit(node.body, prefix + node.name + ".", True)
+
+    visit(tree.body, "", False)
+    return out
+
+
+PUBLIC_MODULES = [
+    p
+    for _, (p, _) in sorted(MODULES.items())
+    if not any(
+        part.startswith("_") and part not in ("__init__.py", "__main__.py") for part in p.relative_to(ROOT).parts
+    )
+]
+
+
+@pytest.mark.parametrize("path", PUBLIC_MODULES, ids=lambda p: str(p.relative_to(REPO)))
+def test_the_public_api_has_type_hints(path):
+    # signatures a user (and the docs site) can read: every public function and method is hinted
+    assert _unannotated(path) == [], path.relative_to(REPO)
+
+
+def test_the_hint_check_finds_a_missing_hint(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text(
+        "def ok(x: int) -> int:\n    return x\n"
+        "def bare(x):\n    return x\n"
+        "def _private(x):\n    return x\n"
+        "class A:\n"
+        "    def __init__(self, y: int):\n        self.y = y\n"
+        "    def m(self, z) -> None:\n        pass\n"
+    )
+    assert _unannotated(f) == ["bare", "A.m"]
