@@ -60,7 +60,7 @@ from .experiments import (
     run_experiments,
 )
 from .products import ENVELOPE_FLOOR, product_constants
-from .records import Check, Claim, Control, NotApplicable, SuiteResult, exit_status
+from .records import Check, CheckError, Claim, Control, NotApplicable, SuiteResult, exit_status
 from .runner import evaluate, make_check, plan_units, run_suite, run_unit, suite_unit, verify
 from .setting import (
     SUITE_TOPOLOGIES,
@@ -137,6 +137,7 @@ __all__ = [
     "ENVELOPE_FLOOR",
     "product_constants",
     "NotApplicable",
+    "CheckError",
     "evaluate",
     "make_check",
     "plan_units",

@@ -11,7 +11,17 @@ from ..version import __version__
 from .config import SuiteConfig
 from .departures import Variant
 
-__all__ = ["Claim", "Control", "Check", "SuiteResult", "exit_status", "NotApplicable", "make_control", "code_of"]
+__all__ = [
+    "Claim",
+    "Control",
+    "Check",
+    "SuiteResult",
+    "exit_status",
+    "NotApplicable",
+    "CheckError",
+    "make_control",
+    "code_of",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,6 +122,11 @@ def exit_status(result: SuiteResult) -> int:
     if any(c.verdict == "inconclusive" for c in result.checks):
         return 4
     return 0
+
+
+class CheckError(RuntimeError):
+    """A check raised on its data: a bug in the check, not a property of the setting (degenerate data
+    -- NaN, inf, too few points -- gives an inconclusive verdict instead). The command exits 3."""
 
 
 class NotApplicable(Exception):

@@ -13,7 +13,7 @@ from .claims import CHECK_NAMES, CLAIMS
 from .config import PRESETS, QUICK, SuiteConfig, config_from_dict, validate_config
 from .departures import NONE, Variant
 from .experiments import EXPERIMENTS, run_experiments
-from .records import Check, Claim, SuiteResult, code_of
+from .records import Check, CheckError, Claim, SuiteResult, code_of
 from .setting import setting_code, upload_files
 
 if TYPE_CHECKING:
@@ -59,7 +59,13 @@ def evaluate(claim: Claim, cfg: SuiteConfig, data: dict) -> dict:
             detail="; ".join(errors) + " (outside the step-size regime of the analysis: see the effective "
             "step gamma / w_min against 1/L)",
         )
-    return claim.check(cfg, data)
+    try:
+        return claim.check(cfg, data)
+    except Exception as exc:  # a bug, not degenerate data (the checks return inconclusive on those)
+        raise CheckError(
+            f"the check {claim.name} raised {type(exc).__name__}: {exc} (on the data of experiments: "
+            f"{', '.join(claim.experiments)})"
+        ) from exc
 
 
 def make_check(claim: Claim, cfg: SuiteConfig, data: dict) -> Check:

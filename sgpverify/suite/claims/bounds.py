@@ -10,7 +10,7 @@ from scipy import stats
 
 from ... import theory
 from ..records import Claim, make_control
-from .common import combine, mean_se
+from .common import all_finite, combine, fmt, mean_se
 
 if TYPE_CHECKING:
     from ..config import SuiteConfig
@@ -68,6 +68,13 @@ def check_theorem1(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
             theory.PUBLISHED_BOUND, Delta=Delta, L=const["L"], sigma2=const["sigma2"], n=cfg.n, K=r["K"]
         )
         m, se = mean_se(r["stationarity"])
+        if not (all_finite(m, bound, Delta) and bound > 0):
+            parts.append(
+                f"{label}: K = {r['K']}: the stationarity average ({m:.4g}) or the bound ({bound:.4g}) is "
+                f"not a finite positive number (Delta = {how} = {Delta:.4g}): no ratio"
+            )
+            verdicts.append("inconclusive")
+            continue
         ratio = m / bound
         upper = (
             (m + stats.t.ppf(0.95, len(r["stationarity"]) - 1) * se) / bound if len(r["stationarity"]) > 1 else ratio
@@ -122,14 +129,19 @@ def check_descent(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
         diff = np.asarray(r["lhs"]) - np.asarray(r["rhs"])
         m, se = mean_se(diff)
         tq = stats.t.ppf(0.95, len(diff) - 1)
-        rel = float(np.mean(r["lhs"]) / np.mean(r["rhs"]))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rel = float(np.mean(r["lhs"]) / np.mean(r["rhs"]))
+        if not (np.all(np.isfinite(diff)) and all_finite(r["gamma_L"])):
+            verdicts.append("inconclusive")
+            parts.append(f"{r['label']} K={r['K']}: the sides of the inequality are not finite in every replica")
+            continue
         if r["gamma_L"] > 1:
             verdicts.append("inconclusive")
             note = " (gamma L > 1: outside the inequality's hypothesis)"
         else:
             verdicts.append("pass" if m - tq * se <= 0 else "fail")
             note = ""
-        worst = max(worst, rel)
+        worst = max(worst, rel) if math.isfinite(rel) else worst
         parts.append(
             f"{r['label']} K={r['K']}: LHS/RHS = {rel:.3g} (gamma L = {r['gamma_L']:.2f}; weights down to "
             f"{r['weight_min']:.2g}, effective step gamma/w_min = {r['effective_step']:.3g} vs 1/L = "
@@ -163,7 +175,9 @@ DESCENT_INEQUALITY = Claim(
 
 def _bound_inputs(cfg, data, label, r):
     mx = data["mixing"]["schedules"][label]
-    return mx.get("S2"), r["weight_min"], math.sqrt(r["G2sq"]) if r.get("G2sq") else None
+    g2sq = r.get("G2sq")
+    G2 = math.sqrt(g2sq) if all_finite(g2sq) and g2sq > 0 else None
+    return mx.get("S2"), r["weight_min"], G2
 
 
 def check_consensus_bound(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
@@ -172,15 +186,22 @@ def check_consensus_bound(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, A
     for label, sch in data["rates"]["schedules"].items():
         for r in sch["runs"]:
             S2, delta, G2 = _bound_inputs(cfg, data, label, r)
-            if S2 is None or G2 is None or not math.isfinite(S2) or delta <= 0:
+            if not (all_finite(S2, G2, delta, r["gamma"], r["consensus_max"]) and delta > 0):
                 verdicts.append("inconclusive")
-                parts.append(f"{label} K={r['K']}: S2 or delta not measurable")
+                parts.append(f"{label} K={r['K']}: S2, G2, delta or the consensus not measurable (finite)")
                 continue
             bound = theory.evaluate(theory.CONSENSUS_BOUND_L2, gamma=r["gamma"], S2=S2, G2=G2, delta=delta)
+            if not (all_finite(bound) and bound > 0):
+                verdicts.append("inconclusive")
+                parts.append(f"{label} K={r['K']}: the bound {bound:.3g} is not a finite positive number")
+                continue
             ratio = r["consensus_max"] / bound
             worst = max(worst, ratio)
             verdicts.append("pass" if ratio <= 1 else "fail")
-        parts.append(f"{label}: S2 = {S2:.3g}; worst max_k Xi^k / bound over K = {worst:.3g}")
+        parts.append(
+            f"{label}: S2 = {fmt(data['mixing']['schedules'][label].get('S2'))}; worst max_k Xi^k / bound "
+            f"over K = {worst:.3g}"
+        )
     return dict(
         verdict=combine(verdicts),
         measured=f"max ratio {worst:.3g}",
@@ -211,10 +232,16 @@ def check_combined_bound(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, An
     const = data["rates"]["constants"]
     verdicts, parts, worst = [], [], 0.0
     for label, sch in data["rates"]["schedules"].items():
+        how, skipped = "not computed: no run qualifies", []
         for r in sch["runs"]:
             S2, delta, G2 = _bound_inputs(cfg, data, label, r)
-            if S2 is None or G2 is None or not math.isfinite(S2) or delta <= 0 or r["gamma"] * const["L"] > 1:
+            if not (all_finite(S2, G2, delta, r["gamma"]) and delta > 0):
                 verdicts.append("inconclusive")
+                skipped.append(f"K={r['K']}: S2, G2 or delta not measurable (finite)")
+                continue
+            if r["gamma"] * const["L"] > 1:
+                verdicts.append("inconclusive")
+                skipped.append(f"K={r['K']}: gamma L = {r['gamma'] * const['L']:.3g} > 1, outside (c2)'s hypothesis")
                 continue
             Delta, how = _delta_of(const, float(np.mean(r["f0"])))
             bound = theory.evaluate(
@@ -230,11 +257,18 @@ def check_combined_bound(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, An
                 delta=delta,
             )
             m, se = mean_se(r["stationarity"])
+            if not (all_finite(m, bound, Delta) and bound > 0):
+                verdicts.append("inconclusive")
+                skipped.append(f"K={r['K']}: the stationarity average or the bound is not finite")
+                continue
             lower = m - stats.t.ppf(0.95, len(r["stationarity"]) - 1) * se
             ratio = m / bound
             worst = max(worst, ratio)
             verdicts.append("pass" if lower <= bound else "fail")
-        parts.append(f"{label}: worst stationarity / bound over K = {worst:.3g} (Delta = {how})")
+        parts.append(
+            f"{label}: worst stationarity / bound over K = {worst:.3g} (Delta = {how})"
+            + (f"; inconclusive runs: {', '.join(skipped)}" if skipped else "")
+        )
     return dict(
         verdict=combine(verdicts),
         measured=f"max ratio {worst:.3g}",

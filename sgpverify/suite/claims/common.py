@@ -8,17 +8,29 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ... import rates
-from ..criteria import RATE_DELTA, RATIO_OMEGAS
+from ..criteria import RATE_DELTA, RATE_OMEGA, RATIO_OMEGAS
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 
     from numpy.typing import ArrayLike
 
-__all__ = ["combine", "mean_se", "exponent_result", "log_ratio_limit", "series", "fmt"]
+__all__ = [
+    "combine",
+    "mean_se",
+    "exponent_result",
+    "log_ratio_limit",
+    "series",
+    "fmt",
+    "undetermined",
+    "exponent_test",
+    "limit_test",
+    "all_finite",
+]
 
 
 def combine(verdicts: Collection[str]) -> str:
+    """One verdict from several: any fail fails; else any inconclusive (or none at all) is inconclusive."""
     if "fail" in verdicts:
         return "fail"
     if "inconclusive" in verdicts or not verdicts:
@@ -27,6 +39,7 @@ def combine(verdicts: Collection[str]) -> str:
 
 
 def mean_se(v: ArrayLike) -> tuple[float, float]:
+    """Mean and standard error of the mean (NaN with one value)."""
     v = np.asarray(v, dtype=float)
     return float(v.mean()), float(v.std(ddof=1) / math.sqrt(len(v))) if len(v) > 1 else float("nan")
 
@@ -54,20 +67,105 @@ def exponent_result(
     )
 
 
+def undetermined(
+    predicted: float, reason: str, omega: float | tuple[float, ...] = RATE_OMEGA, bound_only: bool = False
+) -> rates.ExponentTest:
+    """An inconclusive exponent test whose data settle nothing (non-finite or non-positive values,
+    too few points or replicas): the verdict says why, the numbers are NaN."""
+    nan = math.nan
+    return rates.ExponentTest(
+        exponent=nan,
+        ci_low=nan,
+        ci_high=nan,
+        stderr=nan,
+        predicted=float(predicted),
+        delta=RATE_DELTA,
+        omega=omega,
+        confidence=0.95,
+        local_slopes=(),
+        local_slopes_se=(),
+        x_mid=(),
+        correction=nan,
+        gof_pvalue=None,
+        replicas=0,
+        bound_only=bool(bound_only),
+        verdict="inconclusive",
+        reason=reason,
+    )
+
+
+def _degenerate(x: np.ndarray, Y: np.ndarray, what: str, points: int, positive: bool) -> str | None:
+    """Why ``Y`` (replicas x points) cannot support a verdict, or None."""
+    if x.size < points:
+        return f"{what}: {x.size} point(s), at least {points} needed"
+    if Y.ndim != 2 or Y.shape[0] < 2:
+        return f"{what}: fewer than 2 replicas"
+    bad = int(np.count_nonzero(~np.isfinite(Y)))
+    if bad:
+        return f"{what}: {bad} of {Y.size} values are not finite (a measurement broke or a run diverged)"
+    if positive and np.any(Y <= 0):
+        return f"{what}: {int(np.count_nonzero(Y <= 0))} of {Y.size} values are <= 0 (a rate is a slope of logs)"
+    return None
+
+
+def exponent_test(
+    x: ArrayLike,
+    Y: ArrayLike,
+    *,
+    predicted: float,
+    omega: float | tuple[float, ...] = RATE_OMEGA,
+    bound_only: bool = False,
+    what: str = "the series",
+) -> rates.ExponentTest:
+    """:func:`sgpverify.rates.test_exponent` with the suite's band, or an inconclusive test
+    (:func:`undetermined`) where the data cannot support a verdict."""
+    x, Y = np.asarray(x, dtype=float), np.asarray(Y, dtype=float)
+    why = _degenerate(x, Y, what, 2, positive=True)
+    if why is not None:
+        return undetermined(predicted, why, omega, bound_only)
+    return rates.test_exponent(x, Y, predicted=predicted, delta=RATE_DELTA, omega=omega, bound_only=bound_only)
+
+
+def limit_test(
+    x: ArrayLike,
+    S: ArrayLike,
+    *,
+    predicted: float,
+    omega: float | tuple[float, ...] = RATE_OMEGA,
+    bound_only: bool = False,
+    what: str = "the estimates",
+) -> rates.ExponentTest:
+    """:func:`sgpverify.rates.test_limit` with the suite's band, or an inconclusive test
+    (:func:`undetermined`) where the estimates cannot support a verdict."""
+    x, S = np.asarray(x, dtype=float), np.asarray(S, dtype=float)
+    why = _degenerate(x, S, what, 2, positive=False)
+    if why is not None:
+        return undetermined(predicted, why, omega, bound_only)
+    return rates.test_limit(x, S, predicted=predicted, delta=RATE_DELTA, omega=omega, bound_only=bound_only)
+
+
+def all_finite(*values: float | None) -> bool:
+    """Whether every value is a finite number (None is not)."""
+    return all(v is not None and math.isfinite(v) for v in values)
+
+
 def log_ratio_limit(
     get: Mapping[tuple[int, Hashable], Mapping[str, Any]], Ks: Sequence[int], num: Hashable, den: Hashable
 ) -> rates.ExponentTest:
     """test_limit of log(num/den) of the stationarity averages, paired by replica, as K -> oo."""
-    S = np.array(
-        [np.log(np.asarray(get[K, num]["stationarity"]) / np.asarray(get[K, den]["stationarity"])) for K in Ks]
-    ).T
-    return rates.test_limit(np.asarray(Ks, float), S, predicted=0.0, delta=RATE_DELTA, omega=RATIO_OMEGAS)
+    with np.errstate(divide="ignore", invalid="ignore"):  # zeros and NaN: an inconclusive test says so
+        S = np.array(
+            [np.log(np.asarray(get[K, num]["stationarity"]) / np.asarray(get[K, den]["stationarity"])) for K in Ks]
+        ).T
+    return limit_test(Ks, S, predicted=0.0, omega=RATIO_OMEGAS, what=f"log stationarity ratio {num}/{den}")
 
 
 def series(runs: Iterable[Mapping[str, Any]], key: str, Ks: Iterable[int]) -> np.ndarray:
+    """``(R, len(Ks))``: the per-replica values of ``key`` of the runs, by K."""
     get = {r["K"]: r for r in runs}
     return np.array([get[K][key] for K in Ks]).T  # (R, len(Ks))
 
 
 def fmt(v: float | None) -> str:
+    """A number in 3 significant digits, or ``None``."""
     return "None" if v is None else f"{v:.3g}"

@@ -7,10 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ... import rates
 from ..criteria import RATE_DELTA, RATIO_OMEGAS
 from ..records import Claim, make_control
-from .common import combine, fmt, log_ratio_limit, series
+from .common import all_finite, combine, fmt, limit_test, log_ratio_limit, series
 
 if TYPE_CHECKING:
     from ..config import SuiteConfig
@@ -50,11 +49,12 @@ def check_topologies(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     for label, sch in tp["schedules"].items():
         if label in (tp["reference"], tp["more_peers"]):
             continue
-        Y = np.log(series(sch["runs"], "stationarity", Ks) / B)
-        t = rates.test_limit(np.asarray(Ks, float), Y, predicted=0.0, delta=RATE_DELTA, omega=RATIO_OMEGAS)
+        with np.errstate(divide="ignore", invalid="ignore"):  # zeros, NaN: an inconclusive test says so
+            Y = np.log(series(sch["runs"], "stationarity", Ks) / B)
+            c = np.exp(np.log(series(sch["runs"], "consensus", Ks) / series(ref["runs"], "consensus", Ks)).mean(0))
+        t = limit_test(Ks, Y, predicted=0.0, omega=RATIO_OMEGAS, what=f"log stationarity ratio {label}/exponential")
         tests[label] = t
         verdicts.append(t.verdict)
-        c = np.exp(np.log(series(sch["runs"], "consensus", Ks) / series(ref["runs"], "consensus", Ks)).mean(0))
         parts.append(
             f"{label}/exponential stationarity ratio by K "
             + ", ".join(f"{K}: {v:.3f}" for K, v in zip(Ks, np.exp(Y.mean(0))))
@@ -93,12 +93,13 @@ def check_peers(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     Ks = list(cfg.topology_Ks)
     a, b = tp["schedules"][tp["reference"]], tp["schedules"][tp["more_peers"]]
     x = np.asarray(Ks, float)
-    S = np.log(series(b["runs"], "stationarity", Ks) / series(a["runs"], "stationarity", Ks))
-    C = np.log(series(b["runs"], "consensus", Ks) / series(a["runs"], "consensus", Ks))
-    ts = rates.test_limit(x, S, predicted=0.0, delta=RATE_DELTA, omega=RATIO_OMEGAS)
+    with np.errstate(divide="ignore", invalid="ignore"):  # zeros, NaN: an inconclusive test says so
+        S = np.log(series(b["runs"], "stationarity", Ks) / series(a["runs"], "stationarity", Ks))
+        C = np.log(series(b["runs"], "consensus", Ks) / series(a["runs"], "consensus", Ks))
+    ts = limit_test(x, S, predicted=0.0, omega=RATIO_OMEGAS, what="log stationarity ratio")
     # "improves": the limit of the log consensus ratio lies below 0 (an upper bound at 0)
-    tc = rates.test_limit(x, C, predicted=-RATE_DELTA, delta=RATE_DELTA, omega=RATIO_OMEGAS, bound_only=True)
-    s2_ok = None if a["S2"] is None or b["S2"] is None else b["S2"] < a["S2"]
+    tc = limit_test(x, C, predicted=-RATE_DELTA, omega=RATIO_OMEGAS, bound_only=True, what="log consensus ratio")
+    s2_ok = None if not all_finite(a["S2"], b["S2"]) else b["S2"] < a["S2"]
     verdicts = [ts.verdict, tc.verdict, "inconclusive" if s2_ok is None else ("pass" if s2_ok else "fail")]
     qa, qb = (sch["q_exact"] if sch.get("q_exact") is not None else sch.get("q_lyapunov") for sch in (a, b))
     q_note = ""
@@ -153,6 +154,14 @@ def check_scaling(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     get = {k: series(v["runs"], "consensus", Ks) for k, v in sc["settings"].items()}
     s2 = sc["factor"] ** 2
     B = get["base"]
+    if not all(np.all(np.isfinite(v)) and np.all(v > 0) for v in get.values()):
+        return dict(
+            verdict="inconclusive",
+            measured="a consensus average is not finite or not positive",
+            predicted=f"x{s2:g}",
+            detail=f"{sc['schedule']}: the consensus averages of the scaled runs hold NaN, inf or values <= 0 "
+            "(a measurement broke or a run diverged): no ratio can be formed",
+        )
     joint = np.log(get["both"] / B)
     add = get["noise"] + get["heterogeneity"] - B
     if np.any(add <= 0):
@@ -163,8 +172,8 @@ def check_scaling(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
             detail="the separate contributions do not add up to a positive consensus average",
         )
     add = np.log(add / B)
-    tj = rates.test_limit(x, joint, predicted=math.log(s2), delta=RATE_DELTA, omega=RATIO_OMEGAS)
-    ta = rates.test_limit(x, add, predicted=math.log(s2), delta=RATE_DELTA, omega=RATIO_OMEGAS)
+    tj = limit_test(x, joint, predicted=math.log(s2), omega=RATIO_OMEGAS, what="log consensus ratio, both scaled")
+    ta = limit_test(x, add, predicted=math.log(s2), omega=RATIO_OMEGAS, what="log consensus ratio, additive")
     rn = np.exp(np.log(get["noise"] / B).mean(0))
     rh = np.exp(np.log(get["heterogeneity"] / B).mean(0))
     # the shares of noise and heterogeneity at the largest K, from the separate scalings

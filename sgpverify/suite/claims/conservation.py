@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 from ..experiments import EXPERIMENTS
@@ -30,6 +31,23 @@ def all_runs(data: dict) -> list:
 def check_mass(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     """Mass and weight conservation (mass in flight included) to round-off, in every run."""
     runs = [r for r in all_runs(data) if r["algorithm"] == "sgp"]
+    if not runs:
+        return dict(
+            verdict="inconclusive",
+            measured="no SGP run",
+            predicted="0 (round-off)",
+            detail="no experiment that records runs ran (every one diverged or did not apply)",
+        )
+    values = [(r["mass_error"], r["mass_tol"], r["weight_error"], r["weight_tol"]) for r in runs]
+    broken = sum(not (all(math.isfinite(v) for v in row) and row[1] > 0 and row[3] > 0) for row in values)
+    if broken:
+        return dict(
+            verdict="inconclusive",
+            measured=f"{broken} of {len(runs)} runs without a finite mass or weight error",
+            predicted="0 (round-off)",
+            detail="a measurement broke or a run diverged: the conservation error is not a finite number in "
+            f"{broken} of {len(runs)} SGP runs",
+        )
     me = max(r["mass_error"] / r["mass_tol"] for r in runs)
     we = max(r["weight_error"] / r["weight_tol"] for r in runs)
     worst = max(r["mass_error"] for r in runs)

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ... import rates, theory
-from ..criteria import RATE_DELTA, RATE_OMEGA
+from ... import theory
+from ..criteria import RATE_DELTA
 from ..records import Claim, make_control
-from .common import combine, exponent_result, fmt, log_ratio_limit
+from .common import all_finite, combine, exponent_result, exponent_test, fmt, log_ratio_limit
 
 if TYPE_CHECKING:
     from ..config import SuiteConfig
@@ -77,7 +77,7 @@ def check_delay_rate(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     parts, verdicts, tests = [], [], {}
     for tau in [t for t in cfg.taus if t]:
         Y = np.array([get[K, tau]["stationarity"] for K in cfg.Ks]).T
-        t = rates.test_exponent(list(cfg.Ks), Y, predicted=-0.5, delta=RATE_DELTA, omega=RATE_OMEGA)
+        t = exponent_test(list(cfg.Ks), Y, predicted=-0.5, what=f"tau={tau} stationarity")
         tests[f"tau={tau}"] = t
         verdicts.append(t.verdict)
         parts.append(
@@ -113,23 +113,28 @@ def check_delay_consensus(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, A
         tau_worst = 0.0
         for K in Ks:
             r = get[K, tau]
-            G2 = math.sqrt(r["G2sq"]) if r.get("G2sq") else None
-            if S2 is None or not math.isfinite(S2) or G2 is None or r["weight_min"] <= 0:
+            g2sq = r.get("G2sq")
+            G2 = math.sqrt(g2sq) if all_finite(g2sq) and g2sq > 0 else None
+            if not (all_finite(S2, G2, r["gamma"], r["consensus_w2_max"], r["weight_min"]) and r["weight_min"] > 0):
                 verdicts.append("inconclusive")
                 continue
             # (b2) with the weight floor of each step k (delays drain the weights early on): E Xi^k
             # (min_i w_i^k)^2 <= (gamma S2 G2)^2 for every k
             bound = theory.evaluate(theory.CONSENSUS_BOUND_L2, gamma=r["gamma"], S2=S2, G2=G2, delta=1.0)
+            if not (all_finite(bound) and bound > 0):
+                verdicts.append("inconclusive")
+                continue
             ratio = r["consensus_w2_max"] / bound
             tau_worst = max(tau_worst, ratio)
             verdicts.append("pass" if ratio <= 1 else "fail")
         worst = max(worst, tau_worst)
         K = Ks[-1]
         r, r0 = get[K, tau], get[K, cfg.taus[0]]
-        meas = float(np.mean(r["consensus"]) / np.mean(r0["consensus"]))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            meas = float(np.mean(r["consensus"]) / np.mean(r0["consensus"]))
         S20 = d["products"][str(cfg.taus[0])]["S2"]
         pred = None
-        if S2 and S20 and r.get("G2sq") and r0.get("G2sq") and math.isfinite(S2) and math.isfinite(S20):
+        if all_finite(S2, S20, r.get("G2sq"), r0.get("G2sq")) and S20 and r0["G2sq"]:
             pred = float((S2 / S20) ** 2 * r["G2sq"] / r0["G2sq"])
         growth[str(tau)] = {"measured": meas, "bound": pred, "S2": S2}
         parts.append(

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ... import rates
-from ..criteria import RATE_DELTA, RATE_OMEGA
+from ..criteria import RATE_DELTA
 from ..records import Claim, make_control
-from .common import exponent_result
+from .common import exponent_result, exponent_test, limit_test
 
 if TYPE_CHECKING:
     from ..config import SuiteConfig
@@ -33,7 +33,7 @@ def _rate_check(cfg, data, key, predicted, xkey="K"):
         runs = sch["runs"]
         x = [r["K"] for r in runs]
         Y = np.array([r[key] for r in runs]).T
-        t = rates.test_exponent(x, Y, predicted=predicted, delta=RATE_DELTA, omega=RATE_OMEGA)
+        t = exponent_test(x, Y, predicted=predicted, what=f"{label} {key}")
         tests[label] = t
         verdicts.append(t.verdict)
         w = (min(r["weight_min"] for r in runs), max(r["weight_max"] for r in runs))
@@ -98,18 +98,26 @@ def check_linear_speedup(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, An
     extrapolated in K^(-1/2) to K -> oo (per replica; t interval over replicas)."""
     sp_ = data["speedup"]
     Ks, ns = sp_["Ks"], sp_["ns"]
+    if len(ns) < 2:
+        return dict(
+            verdict="inconclusive",
+            measured=f"{len(ns)} size n",
+            predicted=f"-0.5 +- {RATE_DELTA:g}",
+            detail="a slope in n needs at least 2 sizes n",
+        )
     parts, verdicts, tests = [], [], {}
     for label, sch in sp_["schedules"].items():
         get = {(r["n"], r["K"]): r for r in sch["runs"]}
         slopes = []  # (R, len(Ks)) slope in n at each K
         for K in Ks:
-            Y = np.log(np.array([get[n, K]["stationarity"] for n in ns]).T)  # (R, len(ns))
+            with np.errstate(divide="ignore", invalid="ignore"):  # zeros, NaN: an inconclusive test says so
+                Y = np.log(np.array([get[n, K]["stationarity"] for n in ns]).T)  # (R, len(ns))
             u = np.log(np.asarray(ns, float))
             uc = u - u.mean()
             slopes.append((Y - Y.mean(axis=1, keepdims=True)) @ uc / float(uc @ uc))
         Sl = np.array(slopes).T  # (R, m)
         # the slope in n at K is p + b K^(-1/2) + ...: its limit as K -> oo is the speedup exponent
-        t = rates.test_limit(np.asarray(Ks, float), Sl, predicted=-0.5, delta=RATE_DELTA, omega=RATE_OMEGA)
+        t = limit_test(Ks, Sl, predicted=-0.5, what=f"{label} slope in n")
         tests[label] = t
         verdicts.append(t.verdict)
         parts.append(
@@ -145,7 +153,15 @@ def check_complexity(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     slope of log K_n(eps_j) in log n, extrapolated as T_j -> oo (K^-1/2 correction)."""
     cx = data["complexity"]
     ns, Ts = cx["ns"], cx["budgets"]
-    get = {(r["n"], r["budget"]): np.log(np.asarray(r["stationarity"], float)) for r in cx["runs"]}
+    if len(ns) < 2 or len(Ts) < 2:
+        return dict(
+            verdict="inconclusive",
+            measured=f"{len(ns)} n, {len(Ts)} budgets",
+            predicted=f"-1 +- {RATE_DELTA:g}",
+            detail="a slope in log n and its limit in T need at least 2 sizes n and 2 budgets T",
+        )
+    with np.errstate(divide="ignore", invalid="ignore"):  # zeros, NaN: an inconclusive test says so
+        get = {(r["n"], r["budget"]): np.log(np.asarray(r["stationarity"], float)) for r in cx["runs"]}
     R = len(next(iter(get.values())))
     levels = [float(np.mean([get[n, T].mean() for n in ns])) for T in Ts]
     u = np.log(np.asarray(ns, float))
@@ -155,7 +171,7 @@ def check_complexity(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     for j, lev in enumerate(levels):
         LK = np.array([[rates.iterations_to(logK, Y[r], lev) for logK, Y in ladders] for r in range(R)])  # (R, len(ns))
         E[:, j] = (LK - LK.mean(axis=1, keepdims=True)) @ uc / float(uc @ uc)
-    t = rates.test_limit(np.asarray(Ts, float), E, predicted=-1.0, delta=RATE_DELTA, omega=RATE_OMEGA)
+    t = limit_test(Ts, E, predicted=-1.0, what="slope of log K_n(eps) in log n")
     detail = (
         f"exponential graph, n = {', '.join(map(str, ns))}, budgets T = nK = {', '.join(map(str, Ts))}: levels "
         + ", ".join(f"{math.exp(v):.3g}" for v in levels)
