@@ -10,7 +10,8 @@ import math
 import numpy as np
 import pytest
 
-from sgpverify import problems, rates, suite
+import sgpverify as sv
+from sgpverify import graphs, problems, rates, suite
 
 CFG = suite.QUICK
 
@@ -199,3 +200,57 @@ def test_every_budget_gives_each_n_at_least_two_iterations():
     with pytest.raises(ValueError, match="complexity_budgets"):
         suite.validate_config(cfg)
     assert math.isfinite(suite.RATE_DELTA)
+
+
+# ---------------------------------------------------------------- the schedule over the whole run
+
+
+class _SplitsLater(graphs.Topology):
+    """The exponential graph until step 300, then two halves that never talk again (a user schedule)."""
+
+    def __init__(self, n):
+        self.n, self.period, self.name = n, None, "splits at 300"
+        self._base = graphs.exponential(n)
+
+    def _edges(self, k):
+        e = self._base.edges(k)
+        return e if k < 300 else e[(e[:, 0] < self.n // 2) == (e[:, 1] < self.n // 2)]
+
+
+def _splits_later(n, seed):
+    return _SplitsLater(n)
+
+
+def test_a_schedule_that_splits_after_the_mixing_horizon_fails_mixing_constants():
+    small = dict(Ks=(256, 512, 1024), rate_replicas=4, topology_Ks=(256, 512), complexity_budgets=(1024, 2048))
+    res = sv.verify(topology=_splits_later, only=["mixing-constants", "consensus-bound", "combined-bound"], **small)
+    got = {c.name: c for c in res.checks}
+    assert got["mixing-constants"].verdict == "fail", got["mixing-constants"].detail
+    assert "[300, 30" in got["mixing-constants"].detail and "longest run" in got["mixing-constants"].detail
+    for name in ("consensus-bound", "combined-bound"):  # never a pass past the split (here the runs diverge)
+        assert got[name].verdict == "inconclusive", got[name].detail
+    assert res.status == 1
+    # the same schedule with the run ending before the split: connected throughout
+    cfg = suite.config_from_dict(
+        {
+            **small,
+            "topologies": (_splits_later,),
+            "Ks": (64, 128),
+            "topology_Ks": (64, 128),
+            "speedup_Ks": (64, 128),
+            "descent_Ks": (64, 128),
+            "delay_Ks": (64, 128),
+            "baseline_Ks": (64, 128),
+            "scaling_Ks": (64, 128),
+            "complexity_budgets": (256, 512),
+        }
+    )
+    data = suite.run_experiments(cfg, 0, ("mixing",))
+    assert suite.evaluate(suite.BY_NAME["mixing-constants"], cfg, data)["verdict"] == "pass"
+    # where the runs survive the split, the bound checks say why they cannot judge
+    data = suite.run_experiments(suite.config_from_dict({**small, "topologies": (_splits_later,)}), 0, ("mixing",))
+    (label,) = data["mixing"]["schedules"]
+    data["rates"] = {"schedules": {label: {"runs": [{"K": 256}]}}, "constants": {}}
+    for name in ("consensus-bound", "combined-bound"):
+        res = suite.evaluate(suite.BY_NAME[name], cfg, data)
+        assert res["verdict"] == "inconclusive" and "not strongly connected over steps [300" in res["detail"], res

@@ -41,12 +41,14 @@ from .check import (
     MATRIX_CACHE_BYTES,  # noqa: F401
     check_mixing,
     default_columns,  # noqa: F401
+    run_connectivity,
 )
 from .connectivity import (
     EXACT_DIAMETER_MAX,  # noqa: F401
     diameter,
     diameter_bounds,  # noqa: F401
     find_B,
+    first_disconnected_window,
 )
 from .constants import (
     NEDIC_OLSHEVSKY_HYPOTHESES,
@@ -91,7 +93,9 @@ from .table import (
 __all__ = [
     "MixingReport",
     "check_mixing",
+    "run_connectivity",
     "find_B",
+    "first_disconnected_window",
     "diameter",
     "contraction",
     "deviation_series",

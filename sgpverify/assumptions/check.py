@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
@@ -179,14 +179,20 @@ def check_mixing(
         violations.append(
             f"no window length B <= horizon = {horizon} makes every window's union graph strongly connected"
         )
-    run = _run_connectivity(source, S, horizon, run_steps, connectivity["B"])
-    if run["run_window_disconnected"] is not None:
-        a, b = run["run_window_disconnected"]
-        violations.append(
-            f"no window length B <= horizon = {horizon} keeps the union graphs strongly connected over the "
-            f"{run_steps} steps of the longest run: the union of steps [{a}, {b}) is not (B = {b - a}, the "
-            f"horizon's; the constants are measured over the horizon)"
+    run = {"run_steps": None, "run_B": None, "run_window_disconnected": None}
+    if run_steps is not None and connectivity["B"] is not None:
+        # without delays the real schedule is the one examined over the horizon: its B is known
+        run = run_connectivity(
+            S if not isinstance(source, Topology) and S.tau == 0 else source,
+            run_steps,
+            horizon,
+            weights=weights,
+            B_horizon=connectivity["B"] if S.tau == 0 else None,
         )
+        if run.pop("run_violation") is not None:
+            violations.append(_run_sentence(run, horizon))
+    elif run_steps is not None:
+        run["run_steps"] = run_steps
     cols = _tracked_columns(S.N, columns, circulant, seed)
     rates = _contraction_constants(
         matrix_of, S, horizon, starts, cols, envelope_horizon, lyapunov_steps, lyapunov_segments, circulant, seed
@@ -327,28 +333,53 @@ def _connectivity(matrix_of, S, horizon, circulant):
     return {"B": B, "diameter": diam, "diameter_exact": bool(circulant or N <= EXACT_DIAMETER_MAX)}
 
 
-def _run_connectivity(source, S, horizon, run_steps, B_horizon):
-    """The fields ``run_steps``, ``run_B`` and ``run_window_disconnected``: B-strong connectivity of
-    the real schedule (its edges, no delay buffers) streamed over every window of the longest run.
+def _run_sentence(run, horizon):
+    a, b = run["run_window_disconnected"]
+    return (
+        f"no window length B <= horizon = {horizon} keeps the union graphs strongly connected over the "
+        f"{run['run_steps']} steps of the longest run: the union of steps [{a}, {b}) is not (B = {b - a}, the "
+        f"horizon's; the constants are measured over the horizon)"
+    )
 
-    ``run_B`` is the smallest window length, from the horizon's B up to the horizon itself, whose
-    every window inside the run is strongly connected (random schedules may need a longer window
-    over a long run than over the horizon: a sample property); None if no length up to the horizon
-    works, and then ``run_window_disconnected`` is the first failing window at the horizon's B.
-    All None without ``run_steps``."""
-    out = {"run_steps": run_steps, "run_B": None, "run_window_disconnected": None}
-    if run_steps is None:
-        return out
-    n = S.n
+
+def run_connectivity(
+    source: ScheduleSource,
+    run_steps: int,
+    horizon: int,
+    *,
+    weights: Literal["push", "metropolis"] = "push",
+    B_horizon: int | None = None,
+) -> dict[str, Any]:
+    """B-strong connectivity of the real (undelayed) schedule streamed over every window of a run.
+
+    Returns the :class:`MixingReport` fields ``run_steps``, ``run_B`` and
+    ``run_window_disconnected``, and ``run_violation`` (the sentence
+    :func:`check_mixing` adds to its violations, or None). ``run_B`` is the
+    smallest window length, from the horizon's B up to the horizon itself, whose
+    every window inside ``[0, run_steps)`` is strongly connected: random schedules
+    may need a longer window over a long run than over the horizon (a sample
+    property). None if no length up to the horizon works; then
+    ``run_window_disconnected`` is the first failing window at the horizon's B.
+    ``B_horizon``: the horizon's B, when already known.
+
+    Examples
+    --------
+    >>> import sgpverify as sv
+    >>> run_connectivity(sv.graphs.exponential(8), 5000, 40)["run_B"]
+    3
+    """
+    run_steps = check_int("run_steps", run_steps, min_value=1)
+    horizon = check_int("horizon", horizon, min_value=1)
+    out = {"run_steps": run_steps, "run_B": None, "run_window_disconnected": None, "run_violation": None}
     if isinstance(source, Topology):
-        edges_of, period = source.edges, source.period
+        n, edges_of, period = source.n, source.edges, source.period
     else:
+        S = as_schedule(source, 0, "fixed", None, weights)
+        n, period = S.n, S.period
         edges_of = lambda k: pattern_edges(S.base_matrix(k))  # noqa: E731
-        period = S.period if S.tau == 0 else None
-    # without delays the real schedule is the one examined over the horizon: its B is known
-    B0 = B_horizon if S.tau == 0 else find_B(n, edges_of, min(horizon, run_steps), period)[0]
+    B0 = B_horizon if B_horizon is not None else find_B(n, edges_of, min(horizon, run_steps), period)[0]
     if B0 is None:
-        return out  # the horizon already has no B (a violation of its own)
+        return out  # the horizon has no B: a violation of its own
     first = first_disconnected_window(n, edges_of, B0, run_steps, period)
     if first is None:
         out["run_B"] = B0
@@ -358,6 +389,7 @@ def _run_connectivity(source, S, horizon, run_steps, B_horizon):
             out["run_B"] = B
             return out
     out["run_window_disconnected"] = first
+    out["run_violation"] = _run_sentence(out, horizon)
     return out
 
 

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     import os
     from collections.abc import Mapping
 
-__all__ = ["SuiteConfig", "QUICK", "FULL", "PRESETS", "config_from_dict", "validate_config"]
+__all__ = ["SuiteConfig", "QUICK", "FULL", "PRESETS", "config_from_dict", "validate_config", "longest_run"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,6 +101,21 @@ PRESETS = {"quick": QUICK, "full": FULL}
 
 
 _FIELDS = {f.name for f in dataclasses.fields(SuiteConfig)}
+
+
+def longest_run(cfg: SuiteConfig) -> int:
+    """The most steps a run of the configuration's ladders takes (every K ladder, and the budgets
+    T // n of the complexity ladder); the Theorem 1 run's length, decided by the measured
+    constants, comes on top where it is longer (:func:`sgpverify.suite.experiments.bounds.theorem_run_length`).
+
+    Examples
+    --------
+    >>> longest_run(QUICK)
+    8192
+    """
+    ladders = (cfg.Ks, cfg.speedup_Ks, cfg.descent_Ks, cfg.delay_Ks, cfg.baseline_Ks, cfg.topology_Ks, cfg.scaling_Ks)
+    budgets = [T // n for T in cfg.complexity_budgets for n in cfg.complexity_ns]
+    return int(max([max(v) for v in ladders if len(v)] + budgets))
 
 
 def config_from_dict(

@@ -47,6 +47,14 @@ def check_theorem1(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
             parts.append(f"{label}: no envelope (C, q) measured: outside what the suite can place{no_s}")
             verdicts.append("inconclusive")
             continue
+        if e.get("disconnected") is not None:
+            a, b = e["disconnected"]
+            parts.append(
+                f"{label}: the schedule is not strongly connected over steps [{a}, {b}), within the theorem's run "
+                "(mixing-constants): Assumption 3 fails there, so the theorem does not apply"
+            )
+            verdicts.append("inconclusive")
+            continue
         if e["run"] is None:
             fit_s = (
                 f" (with the fitted pair C = {e['C_fit']:.3g}, q = {e['q_fit']:.3g} it would be "
@@ -173,6 +181,19 @@ DESCENT_INEQUALITY = Claim(
 )
 
 
+def _disconnected_in_run(data, label, parts):
+    """Whether the schedule ``label`` disconnects within the longest run (mixing-constants fails
+    there): its S2, measured over the horizon, then bounds nothing; the reason goes into ``parts``."""
+    w = data["mixing"]["schedules"][label].get("run_window_disconnected")
+    if w is None:
+        return False
+    parts.append(
+        f"{label}: not strongly connected over steps [{w[0]}, {w[1]}) of the run (mixing-constants): S2, "
+        "measured over the horizon, does not hold there"
+    )
+    return True
+
+
 def _bound_inputs(cfg, data, label, r):
     mx = data["mixing"]["schedules"][label]
     g2sq = r.get("G2sq")
@@ -184,6 +205,9 @@ def check_consensus_bound(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, A
     """Consensus bound (b2), run by run: max_k E Xi^k <= (gamma S2 G2 / delta)^2."""
     verdicts, parts, worst = [], [], 0.0
     for label, sch in data["rates"]["schedules"].items():
+        if _disconnected_in_run(data, label, parts):
+            verdicts.append("inconclusive")
+            continue
         for r in sch["runs"]:
             S2, delta, G2 = _bound_inputs(cfg, data, label, r)
             if not (all_finite(S2, G2, delta, r["gamma"], r["consensus_max"]) and delta > 0):
@@ -232,6 +256,9 @@ def check_combined_bound(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, An
     const = data["rates"]["constants"]
     verdicts, parts, worst = [], [], 0.0
     for label, sch in data["rates"]["schedules"].items():
+        if _disconnected_in_run(data, label, parts):
+            verdicts.append("inconclusive")
+            continue
         how, skipped = "not computed: no run qualifies", []
         for r in sch["runs"]:
             S2, delta, G2 = _bound_inputs(cfg, data, label, r)

@@ -32,7 +32,19 @@ def check_mixing_constants(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, 
             )
         if r.get("weight_floor_ok") is False:
             fails.append(f"weight_min {r['weight_min']:.3g} < delta_theory {r['delta_theory']:.3g}")
-        verdicts.append("fail" if fails else "pass")
+        measured = [r.get(k) for k in ("weight_min", "envelope_worst_ratio", "q", "C")]
+        broken = [v for v in measured if v is not None and not math.isfinite(v) and v != math.inf]
+        verdicts.append("fail" if fails else ("inconclusive" if broken else "pass"))
+        if broken and not fails:
+            fails_note = "; a measured constant is NaN: nothing can be said"
+        else:
+            fails_note = ""
+        run = (
+            f"; connected over all {r['run_steps']} steps of the longest run (B = {r['run_B']}; the other "
+            f"constants over the first {r.get('horizon')} steps)"
+            if r.get("run_steps") is not None and r.get("run_B") is not None
+            else ""
+        )
         gamma = math.sqrt(cfg.n / min(cfg.Ks))
         L = data.get("rates", {}).get("constants", {}).get("L")
         eff = (
@@ -49,7 +61,10 @@ def check_mixing_constants(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, 
             f"q_exact = {fmt(r.get('q_exact'))}, q_lyapunov = {fmt(r.get('q_lyapunov'))}, envelope "
             f"C = {fmt(r.get('C'))}, q = {fmt(r.get('q'))} ({r.get('q_source')}); fitted C = {fmt(r.get('C_fit'))}, "
             f"q = {fmt(r.get('q_fit'))} (worst deviation / fitted envelope "
-            f"{fmt(r.get('fit_envelope_worst_ratio'))}); log10(1 - q_theory) = {fmt(r.get('q_theory_log10_gap'))}" + eff
+            f"{fmt(r.get('fit_envelope_worst_ratio'))}); log10(1 - q_theory) = {fmt(r.get('q_theory_log10_gap'))}"
+            + eff
+            + run
+            + fails_note
         )
     fam_bad = []
     for r in data["mixing"]["families"]:

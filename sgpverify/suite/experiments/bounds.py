@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
     from ..config import SuiteConfig
 
-__all__ = ["exp_descent", "exp_theorem"]
+__all__ = ["exp_descent", "exp_theorem", "theorem_threshold", "theorem_run_length"]
 
 
 def exp_descent(
@@ -57,6 +57,18 @@ def exp_descent(
     return {"runs": out, "constants": problem_constants(prob)}
 
 
+def theorem_threshold(cfg: SuiteConfig, L: float, C: float, q: float) -> float:
+    """The known part of Theorem 1's threshold on K with the envelope (C, q) and the declared L."""
+    return theory.evaluate(theory.PUBLISHED_THRESHOLD_KNOWN_PART, n=cfg.n, L=L, C=max(C, 1e-300), q=min(q, 1 - 1e-15))
+
+
+def theorem_run_length(cfg: SuiteConfig, threshold: float) -> int | None:
+    """K of the Theorem 1 run at ``threshold``: ``max(ceil(threshold), K_max)``, or None where the
+    threshold exceeds ``theorem_K_cap`` (no run: outside the theorem's regime)."""
+    K = int(math.ceil(threshold))
+    return max(K, cfg.Ks[-1]) if K <= cfg.theorem_K_cap else None
+
+
 def exp_theorem(
     cfg: SuiteConfig,
     seed: int,
@@ -83,9 +95,7 @@ def exp_theorem(
             entry["threshold"] = None
             out[label] = entry
             continue
-        thr = theory.evaluate(
-            theory.PUBLISHED_THRESHOLD_KNOWN_PART, n=cfg.n, L=prob.L, C=max(C, 1e-300), q=min(q, 1 - 1e-15)
-        )
+        thr = theorem_threshold(cfg, prob.L, C, q)
         entry["threshold"] = thr
         lL = 4 * math.log10(prob.L)
         entry["threshold_fit"] = (
@@ -94,9 +104,11 @@ def exp_theorem(
         entry["threshold_no_log10"] = (
             mx["threshold_theory_log10"] + lL if mx.get("threshold_theory_log10") is not None else None
         )
-        K = int(math.ceil(thr))
-        if K <= cfg.theorem_K_cap:
-            K = max(K, cfg.Ks[-1])
+        K = theorem_run_length(cfg, thr)
+        mx_run = mx.get("run_window_disconnected")
+        if K is not None and mx.get("run_steps") is not None and mx_run is not None:
+            entry["disconnected"] = list(mx_run)  # the schedule breaks Assumption 3 within the run: no run
+        elif K is not None:
             entry["run"] = run_one(cfg, prob, make(cfg.n, seed), K, seed, variant, replicas=cfg.theorem_replicas)
             if progress:
                 progress(f"theorem {label} K={K}")

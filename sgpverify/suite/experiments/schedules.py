@@ -8,12 +8,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ... import graphs
-from ...assumptions import check_mixing
+from ...assumptions import check_mixing, run_connectivity
 from ...engine import simulate
 from ...errors import EffectiveStepWarning
+from ..config import longest_run
 from ..departures import NONE, Variant, disconnected
 from ..products import product_constants
 from ..setting import resolve_problem, setting_schedules
+from .bounds import theorem_run_length, theorem_threshold
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -35,7 +37,10 @@ def exp_mixing(
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """check_mixing on graph families and on every schedule of the setting, plus the
-    product constants the bounds need (dense products: suite sizes)."""
+    product constants the bounds need (dense products: suite sizes). On the setting's
+    schedules, B-strong connectivity is streamed over every step of the longest run
+    (:func:`~sgpverify.suite.config.longest_run`, and the Theorem 1 run where longer);
+    the other constants over ``mixing_horizon``."""
     out = []
     fams = () if variant.disconnect else MIXING_FAMILIES
     for name in fams:
@@ -46,11 +51,24 @@ def exp_mixing(
         if progress:
             progress(f"mixing {name}")
     sched = {}
+    steps = longest_run(cfg)
+    L = float(resolve_problem(cfg.problem, cfg)(cfg.n, seed).L)
     for label, make in setting_schedules(cfg):
         topo = make(cfg.n, seed)
         if variant.disconnect:
             topo = disconnected(topo)
-        rep = check_mixing(topo, tau=cfg.tau, delay=cfg.delay, horizon=cfg.mixing_horizon, seed=seed).to_dict()
+        # the assumptions over every step any run takes: connectivity streamed over the longest run
+        rep = check_mixing(
+            topo, tau=cfg.tau, delay=cfg.delay, horizon=cfg.mixing_horizon, seed=seed, run_steps=steps
+        ).to_dict()
+        K = theorem_run_length(cfg, theorem_threshold(cfg, L, rep["C"], rep["q"])) if rep["C"] is not None else None
+        if K is not None and K > steps and rep["run_B"] is not None:  # the theorem's run is longer: stream it too
+            run = run_connectivity(topo, K, cfg.mixing_horizon)
+            violation = run.pop("run_violation")
+            rep.update(run)
+            if violation is not None:
+                rep["violations"] = [*rep["violations"], violation]
+                rep["passed"] = False
         rep.update(product_constants(topo, cfg.tau, cfg.delay, seed, cfg.bound_horizon))
         sched[label] = rep
         if progress:
