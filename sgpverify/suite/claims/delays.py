@@ -47,7 +47,7 @@ def check_delays(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
         verdict=combine(verdicts),
         measured="ratio limit by tau " + ", ".join(short),
         predicted=f"1 (log within +- {RATE_DELTA:g})",
-        detail="; ".join(parts),
+        detail=f"{data['delays']['schedule']}, random delays: " + "; ".join(parts),
         extra={"per_tau": {str(k): t.to_dict() for k, t in tests.items()}},
     )
 
@@ -146,7 +146,9 @@ def check_delay_consensus(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, A
         verdict=combine(verdicts),
         measured=f"max ratio {worst:.3g}; growth by tau {short}",
         predicted="<= 1",
-        detail="; ".join(parts) + "; S2 from dense products of the augmented matrices "
+        detail=f"{d['schedule']}, random delays: "
+        + "; ".join(parts)
+        + "; S2 from dense products of the augmented matrices "
         "(random delays: the run's realisation, sampled starts)",
         extra={"slack": worst, "growth": growth},
     )

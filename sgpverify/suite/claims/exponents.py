@@ -10,7 +10,7 @@ import numpy as np
 from ... import rates
 from ..criteria import RATE_DELTA
 from ..records import Claim, make_control
-from .common import exponent_result, exponent_test, limit_test
+from .common import exponent_result, exponent_test, limit_test, undetermined
 
 if TYPE_CHECKING:
     from ..config import SuiteConfig
@@ -25,6 +25,57 @@ __all__ = [
     "check_linear_speedup",
     "check_complexity",
 ]
+
+
+#: Relative spread across n above which a constant counts as changing with n (round-off aside).
+N_CHANGE_RTOL = 1e-6
+
+
+def leading_constants(entry: dict[str, Any], runs: list[dict[str, Any]]) -> tuple[dict[int, float] | None, str]:
+    """Theorem 1's leading constant ``C_n = f(xbar^0) - f* + L sigma^2 / 2`` of the problem at each n.
+
+    A claim in n (linear speedup, iteration complexity) is about the algorithm on a fixed problem: where
+    the user's problem changes with n (f*, Delta, L or sigma^2 differ across n), the stationarity at n is
+    divided by C_n, which removes the bound's n-dependent factor. Returns ``(C by n, note)``; ``(None,
+    reason)`` where the problem changes with n and C_n cannot be formed (f* unknown, or C_n not a
+    finite positive number): the check is then inconclusive, saying why. Without recorded constants
+    (older data) every C_n is 1.
+    """
+    consts = entry.get("constants_by_n")
+    if not consts:
+        return {int(r["n"]): 1.0 for r in runs}, "not normalised (no constants recorded)"
+    f0 = {}
+    for r in runs:
+        f0.setdefault(int(r["n"]), float(np.mean(r["f0"])))
+    ns = sorted(f0)
+    c = {n: consts[str(n)] for n in ns}
+
+    def spread(values):
+        v = np.asarray(values, dtype=float)
+        if not np.all(np.isfinite(v)):
+            return math.inf
+        scale = np.max(np.abs(v))
+        return float((v.max() - v.min()) / scale) if scale > 0 else 0.0
+
+    if any(c[n].get("f_star") is None for n in ns):
+        gaps = [f0[n] - c[n]["f_lower"] for n in ns]
+        moving = {
+            "f(xbar^0) - f_lower": spread(gaps),
+            "L": spread([c[n]["L"] for n in ns]),
+            "sigma^2": spread([c[n]["sigma2"] for n in ns]),
+        }
+        moved = [k for k, v in moving.items() if v > N_CHANGE_RTOL]
+        if moved:
+            return None, (
+                f"the problem changes with n ({', '.join(moved)} differ across n = {ns[0]}..{ns[-1]}) and f* is "
+                "unknown: the leading constant f(xbar^0) - f* + L sigma^2/2 cannot be normalised away"
+            )
+        return {n: 1.0 for n in ns}, "the problem's constants do not change with n"
+    C = {n: f0[n] - c[n]["f_star"] + c[n]["L"] * c[n]["sigma2"] / 2 for n in ns}
+    if not all(math.isfinite(v) and v > 0 for v in C.values()):
+        return None, "the leading constant f(xbar^0) - f* + L sigma^2/2 is not a finite positive number at every n"
+    lo, hi = min(C.values()), max(C.values())
+    return C, f"normalised by the leading constant f(xbar^0) - f* + L sigma^2/2 = {lo:.4g}..{hi:.4g} across n"
 
 
 def _rate_check(cfg, data, key, predicted, xkey="K"):
@@ -108,10 +159,16 @@ def check_linear_speedup(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, An
     parts, verdicts, tests = [], [], {}
     for label, sch in sp_["schedules"].items():
         get = {(r["n"], r["K"]): r for r in sch["runs"]}
+        Cn, note = leading_constants(sp_, sch["runs"])
+        if Cn is None:
+            tests[label] = undetermined(-0.5, note)
+            verdicts.append("inconclusive")
+            parts.append(f"{label}: {note}")
+            continue
         slopes = []  # (R, len(Ks)) slope in n at each K
         for K in Ks:
             with np.errstate(divide="ignore", invalid="ignore"):  # zeros, NaN: an inconclusive test says so
-                Y = np.log(np.array([get[n, K]["stationarity"] for n in ns]).T)  # (R, len(ns))
+                Y = np.log(np.array([np.asarray(get[n, K]["stationarity"]) / Cn[n] for n in ns]).T)  # (R, len(ns))
             u = np.log(np.asarray(ns, float))
             uc = u - u.mean()
             slopes.append((Y - Y.mean(axis=1, keepdims=True)) @ uc / float(uc @ uc))
@@ -123,7 +180,7 @@ def check_linear_speedup(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, An
         parts.append(
             f"{label}: slope in n (n = {ns[0]}..{ns[-1]}) by K "
             + ", ".join(f"K={K}: {v:.3f}" for K, v in zip(Ks, Sl.mean(axis=0)))
-            + f"; {t}"
+            + f"; {t}; {note}"
         )
     return exponent_result(tests, verdicts, parts, -0.5)
 
@@ -160,8 +217,18 @@ def check_complexity(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
             predicted=f"-1 +- {RATE_DELTA:g}",
             detail="a slope in log n and its limit in T need at least 2 sizes n and 2 budgets T",
         )
+    Cn, note = leading_constants(cx, cx["runs"])
+    if Cn is None:
+        return dict(
+            verdict="inconclusive",
+            measured="the problem changes with n",
+            predicted=f"-1 +- {RATE_DELTA:g}",
+            detail=f"{cx.get('schedule', 'exponential')}: {note}",
+        )
     with np.errstate(divide="ignore", invalid="ignore"):  # zeros, NaN: an inconclusive test says so
-        get = {(r["n"], r["budget"]): np.log(np.asarray(r["stationarity"], float)) for r in cx["runs"]}
+        get = {
+            (r["n"], r["budget"]): np.log(np.asarray(r["stationarity"], float) / Cn[int(r["n"])]) for r in cx["runs"]
+        }
     R = len(next(iter(get.values())))
     levels = [float(np.mean([get[n, T].mean() for n in ns])) for T in Ts]
     u = np.log(np.asarray(ns, float))
@@ -173,7 +240,8 @@ def check_complexity(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
         E[:, j] = (LK - LK.mean(axis=1, keepdims=True)) @ uc / float(uc @ uc)
     t = limit_test(Ts, E, predicted=-1.0, what="slope of log K_n(eps) in log n")
     detail = (
-        f"exponential graph, n = {', '.join(map(str, ns))}, budgets T = nK = {', '.join(map(str, Ts))}: levels "
+        f"{cx.get('schedule', 'exponential')}, n = {', '.join(map(str, ns))}, budgets T = nK = "
+        f"{', '.join(map(str, Ts))} ({note}): levels "
         + ", ".join(f"{math.exp(v):.3g}" for v in levels)
         + "; slope of log K_n(eps) in log n by level "
         + ", ".join(f"{v:.3f}" for v in E.mean(0))

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..departures import NONE, Variant
 from ..runs import problem_constants, run_one
-from ..setting import resolve_problem, resolve_topology, setting_schedules
+from ..setting import resolve_problem, setting_schedules
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -48,18 +48,19 @@ def exp_speedup(
 ) -> dict[str, Any]:
     """Stationarity average against n at each K of ``speedup_Ks`` (gamma = sqrt(n/K))."""
     make_prob = resolve_problem(cfg.problem, cfg)
-    out = {}
+    out, consts = {}, {}
     for label, make in schedules or setting_schedules(cfg):
         runs = []
         for n in cfg.speedup_ns:
             prob = make_prob(n, seed)
+            consts[str(n)] = problem_constants(prob)  # the problem may change with n: its constants tell
             topo = make(n, seed)
             for K in cfg.speedup_Ks:
                 runs.append(run_one(cfg, prob, topo, K, seed, variant, replicas=cfg.speedup_replicas))
                 if progress:
                     progress(f"speedup {label} n={n} K={K}")
         out[label] = {"runs": runs}
-    return {"Ks": list(cfg.speedup_Ks), "ns": list(cfg.speedup_ns), "schedules": out}
+    return {"Ks": list(cfg.speedup_Ks), "ns": list(cfg.speedup_ns), "schedules": out, "constants_by_n": consts}
 
 
 def exp_complexity(
@@ -69,12 +70,13 @@ def exp_complexity(
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Stationarity averages for n in ``complexity_ns`` at a ladder of total budgets T = n K
-    (``complexity_budgets``), gamma = sqrt(n/K), on the exponential graph."""
+    (``complexity_budgets``), gamma = sqrt(n/K), on the setting's first schedule."""
     make_prob = resolve_problem(cfg.problem, cfg)
-    make_topo = resolve_topology("exponential", cfg)
-    runs = []
+    label, make_topo = setting_schedules(cfg)[0]
+    runs, consts = [], {}
     for n in cfg.complexity_ns:
         prob = make_prob(n, seed)
+        consts[str(n)] = problem_constants(prob)
         topo = make_topo(n, seed)
         for T in cfg.complexity_budgets:
             r = run_one(cfg, prob, topo, T // n, seed, variant, replicas=cfg.complexity_replicas)
@@ -82,4 +84,10 @@ def exp_complexity(
             runs.append(r)
             if progress:
                 progress(f"complexity n={n} T={T}")
-    return {"ns": list(cfg.complexity_ns), "budgets": list(cfg.complexity_budgets), "runs": runs}
+    return {
+        "ns": list(cfg.complexity_ns),
+        "budgets": list(cfg.complexity_budgets),
+        "runs": runs,
+        "schedule": label,
+        "constants_by_n": consts,
+    }
