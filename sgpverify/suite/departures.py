@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from ..problems import ProblemProtocol
 
-__all__ = ["Variant", "NONE", "Perturbed", "per_replica", "wrap_topology", "disconnected"]
+__all__ = ["Variant", "NONE", "Perturbed", "Declared", "per_replica", "wrap_topology", "disconnected"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,7 +37,9 @@ class Variant:
     bias of norm ``bias * sqrt(sigma^2)`` (or ``bias`` when sigma^2 = 0); debias :
     False runs push-sum without de-biasing (z = x); loss : probability that a
     message is lost in flight (mass is not conserved); disconnect : the mixing
-    check runs on a schedule in which node 0 never receives.
+    check runs on a schedule in which node 0 never receives; declare_L : the
+    problem declares ``declare_L`` times its smoothness constant (0.5: L/2, a
+    constant that its gradients refute).
     """
 
     name: str = "none"
@@ -48,6 +50,7 @@ class Variant:
     debias: bool = True
     loss: float = 0.0
     disconnect: bool = False
+    declare_L: float = 1.0
 
 
 NONE = Variant()
@@ -135,3 +138,18 @@ def disconnected(topo: graphs.Topology) -> graphs.Topology:
             return e[e[:, 1] != 0]
 
     return _NoInto0(topo)
+
+
+class Declared:
+    """A problem that declares other constants than its own (``L`` times ``L_factor``): the
+    departure of the declared-constants control. Everything else is the inner problem's."""
+
+    def __init__(self, inner: ProblemProtocol, L_factor: float) -> None:
+        self._inner = inner
+        self.L = float(inner.L) * float(L_factor)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def __repr__(self) -> str:
+        return f"<{self._inner!r} declaring L = {self.L:.4g}>"

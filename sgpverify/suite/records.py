@@ -50,6 +50,9 @@ class Claim:
     control: Control
     # function (cfg, data) -> dict(verdict, measured, predicted, detail, extra)
     check: Callable[[SuiteConfig, dict[str, Any]], dict[str, Any]]
+    #: The declared constants of the problem the check relies on ("L", "sigma2", "zeta2", "f_lower"):
+    #: where the problem itself refutes one (declared-constants), the check cannot pass.
+    uses: tuple = ()
 
 
 @dataclasses.dataclass(frozen=True)

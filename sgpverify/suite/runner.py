@@ -29,12 +29,29 @@ __all__ = [
     "suite_unit",
     "control_data",
     "needs_of",
+    "refuted_constants",
 ]
 
 
 def needs_of(keys: Iterable[str]) -> list[str]:
     """The experiments whose main data the experiments ``keys`` take (their ``needs``), in order."""
     return list(dict.fromkeys(need for k in keys for need in EXPERIMENTS[k].needs))
+
+
+def refuted_constants(data: dict) -> dict[str, str]:
+    """``{constant: "declared L refuted (estimate >= 1.6 > 0.475)"}``: the declared constants the
+    declared-constants experiment refuted (none where it did not run or had an error)."""
+    got = data.get("declared")
+    if not isinstance(got, dict) or "error" in got:
+        return {}
+    out = {}
+    for name in ("L", "sigma2", "zeta2", "f_lower"):
+        c = got.get(name)
+        if isinstance(c, dict) and c.get("refuted"):
+            rel = "<" if name == "f_lower" else ">"
+            what = "lowest value seen" if name == "f_lower" else "estimate >="
+            out[name] = f"declared {name} refuted ({what} {c['estimate']:.3g} {rel} {c['declared']:.3g})"
+    return out
 
 
 def evaluate(claim: Claim, cfg: SuiteConfig, data: dict) -> dict:
@@ -58,6 +75,19 @@ def evaluate(claim: Claim, cfg: SuiteConfig, data: dict) -> dict:
             predicted="-",
             detail="; ".join(errors) + " (outside the step-size regime of the analysis: see the effective "
             "step gamma / w_min against 1/L)",
+        )
+    refuted = refuted_constants(data)
+    hit = [refuted[c] for c in claim.uses if c in refuted]
+    if hit:
+        return dict(
+            verdict="inconclusive",
+            measured="; ".join(hit),
+            predicted="-",
+            detail="the check relies on "
+            + ", ".join(claim.uses)
+            + " as the problem declares them, and the problem itself refutes "
+            + "; ".join(hit)
+            + " (declared-constants)",
         )
     try:
         return claim.check(cfg, data)
