@@ -227,7 +227,7 @@ def hill_tail_index(values: ArrayLike, alpha: float) -> tuple[float, float, int,
     (True, 2000, 20000)
     """
     x = np.asarray(values, dtype=float).ravel()
-    x = x[x > 0]
+    x = x[(x > 0) & np.isfinite(x)]
     N = len(x)
     k = int(TAIL_FRACTION * N)
     if k < MIN_TAIL:
@@ -281,8 +281,8 @@ def _local_grad_of(problem, x):
 class _Pairs:
     """Ratios ``||g(x) - g(y)|| / ||x - y||`` of pairs, per unit (node), with what their round-off needs."""
 
-    def __init__(self):
-        self.parts = []
+    def __init__(self, units):
+        self.parts, self.units = [], units
 
     def add(self, dg, dx, gscale, xscale, close):
         # dg (M, u, d) gradient differences, dx (M, u, d) or broadcastable; scales (M, u)
@@ -294,29 +294,30 @@ class _Pairs:
         ndg, ndx, gs, xs = (np.concatenate([p[i].ravel() for p in self.parts]) for i in range(4))
         close = np.concatenate([np.full(p[0].size, p[4]) for p in self.parts])
         units = np.concatenate([np.broadcast_to(np.arange(p[0].shape[-1]), p[0].shape).ravel() for p in self.parts])
-        ok = ndx > 0
+        ok = (ndx > 0) & np.isfinite(ndg) & np.isfinite(gs)  # a pair with an overflowed gradient shows nothing
         raw = np.where(ok, ndg / np.where(ok, ndx, 1.0), 0.0)
         lraw = float(np.max(raw)) if raw.size else 0.0
         err = 2 * ROUNDOFF * EPS * math.sqrt(d) * (gs + lraw * xs)  # |error of ||g(x) - g(y)|||
         bound = np.where(ok, np.maximum(ndg - err, 0.0) / np.where(ok, ndx * (1 + (d + 2) * EPS), 1.0), 0.0)
         i = int(np.argmax(bound))
         tol = float(raw[i] - bound[i])
+        self.skipped = int(ok.size - ok.sum() - np.sum(ndx == 0))
         return float(bound[i]), int(units[i]), bool(close[i]), tol, int(ok.sum()) // self.units
 
-    units = 1
 
-
-def _lipschitz(gfun, X, units, steps, rng, max_pairs):
+def _lipschitz(gfun, X, units, steps, rng, max_pairs, terms=0.0):
     """Lower bound of the Lipschitz constant of ``gfun`` (Z (..., u, d) -> (..., u, d)) from pairs.
 
     Close pairs ``x +- h v`` at every point, ``v`` by power iteration on
     finite-difference Hessian-vector products (each iterate is itself a pair),
-    and far pairs between the points. Returns (bound, unit, close, tol, pairs, G0)
-    with G0 the gradients at the points.
+    and far pairs between the points. ``terms`` (scalar or (P,)) is the size of
+    the terms summed into a gradient beyond the gradient itself (the nodes'
+    gradients, for f's), added to the round-off scale. Returns (bound, unit,
+    close, tol, pairs, G0, skipped) with G0 the gradients at the points.
     """
     P, d = X.shape
-    pairs = _Pairs()
-    pairs.units = units
+    terms = np.broadcast_to(np.asarray(terms, dtype=float), (P,))[:, None]
+    pairs = _Pairs(units)
     Z = np.ascontiguousarray(np.broadcast_to(X[:, None, :], (P, units, d)))
     G0 = np.asarray(gfun(Z), dtype=float)
     V = rng.standard_normal((P, units, d))
@@ -326,7 +327,8 @@ def _lipschitz(gfun, X, units, steps, rng, max_pairs):
         Yp, Ym = Z + h * V, Z - h * V
         G = np.asarray(gfun(np.concatenate([Yp, Ym])), dtype=float)
         dg = G[:P] - G[P:]
-        pairs.add(dg, Yp - Ym, np.maximum(_amax(G[:P]), _amax(G[P:])), np.maximum(_amax(Yp), _amax(Ym)), True)
+        gs = np.maximum(_amax(G[:P]), _amax(G[P:])) + terms
+        pairs.add(dg, Yp - Ym, gs, np.maximum(_amax(Yp), _amax(Ym)), True)
         ndg = _norm(dg)[..., None]
         V = np.where(ndg > 0, dg / np.where(ndg > 0, ndg, 1.0), V)
     first, second = np.triu_indices(P, 1)
@@ -334,7 +336,7 @@ def _lipschitz(gfun, X, units, steps, rng, max_pairs):
         keep = np.sort(rng.choice(len(first), size=max_pairs, replace=False))
         first, second = first[keep], second[keep]
     step = max(1, _CHUNK // (units * d))
-    gscale, xscale = _amax(G0), _amax(X)
+    gscale, xscale = _amax(G0) + terms, _amax(X)
     for s in range(0, len(first), step):
         i, j = first[s : s + step], second[s : s + step]
         pairs.add(
@@ -345,7 +347,7 @@ def _lipschitz(gfun, X, units, steps, rng, max_pairs):
             False,
         )
     bound, unit, close, tol, count = pairs.best(d)
-    return bound, unit, close, tol, count, G0
+    return bound, unit, close, tol, count, G0, pairs.skipped
 
 
 def _descend(problem, X, steps, lip):
@@ -377,7 +379,7 @@ def _descend(problem, X, steps, lip):
 
 
 def _tail_test(D, alpha):
-    """Hill tests of the squared deviations D (S, m, n): pooled (alpha/2) and per node (alpha/(2n)).
+    """Hill tests of the squared deviations D (S, m, n): pooled (alpha/2; alpha for one node) and per node.
 
     Each (point, node) group is divided by the median of its positive values
     (a scale does not change a tail index). Returns (flag, index, upper, k, N,
@@ -390,13 +392,14 @@ def _tail_test(D, alpha):
         warnings.simplefilter("ignore", RuntimeWarning)
         med = np.nanmedian(pos, axis=0)
     Dn = np.where(D > 0, D / np.where(np.isfinite(med) & (med > 0), med, 1.0), 0.0)
-    tests = [(hill_tail_index(Dn, alpha / 2), None)]
+    pooled = alpha / 2 if n > 1 else alpha  # one node: the pooled test is the per-node test
+    tests = [(hill_tail_index(Dn, pooled), None)]
     tests += [(hill_tail_index(Dn[:, :, i], alpha / (2 * n)), i) for i in range(n)] if n > 1 else []
     tests = [(r, i) for r, i in tests if r is not None]
     if not tests:
         return None
     (index, upper, k, N), node = min(tests, key=lambda t: t[0][1])
-    level = 1 - alpha / 2 if node is None else 1 - alpha / (2 * n)
+    level = 1 - (pooled if node is None else alpha / (2 * n))
     return upper < 1.0, index, upper, k, N, node, level
 
 
@@ -415,17 +418,19 @@ def _lower_mean(D, alpha):
     cands = []
     q = scipy.stats.t.ppf(1 - a, S - 1)
     lb = mean - q * np.sqrt(var)
+    lb = np.where(np.isfinite(lb), lb, -np.inf)  # a group with an overflowed draw shows nothing
     p, i = np.unravel_index(int(np.argmax(lb)), lb.shape)
     cands.append((float(lb[p, i]), f"node {i} at point {p}"))
     if m > 1:
         q = scipy.stats.t.ppf(1 - a, m * (S - 1))
         lb = mean.mean(axis=0) - q * np.sqrt(var.sum(axis=0)) / m
+        lb = np.where(np.isfinite(lb), lb, -np.inf)
         i = int(np.argmax(lb))
         cands.append((float(lb[i]), f"node {i}, mean over the {m} points"))
     if n > 1:
         q = scipy.stats.t.ppf(1 - a, m * n * (S - 1))
         cands.append((float(mean.mean() - q * math.sqrt(var.sum()) / (m * n)), "mean over every node and point"))
-    return max(cands)
+    return max((v if math.isfinite(v) else -math.inf, label) for v, label in cands)
 
 
 def _draws(problem, x, samples, rng):
@@ -499,8 +504,11 @@ def run_constants_check(
     def fgrad(Z):
         return np.asarray(problem.full_grad(Z[..., 0, :]), dtype=float)[..., None, :]
 
-    fb = _lipschitz(fgrad, X, 1, power_steps, rng, MAX_PAIRS)
     lb = _lipschitz(local, X, n, power_steps, rng, MAX_PAIRS) if local is not None else None
+    # f's gradient sums the nodes' gradients: with local_grad their size is known; otherwise an
+    # honest zeta2 bounds their distance from grad f (max_i ||grad f_i - grad f|| <= sqrt(n zeta2))
+    terms = np.max(_amax(lb[5]), axis=-1) if lb is not None else math.sqrt(n * float(problem.zeta2))
+    fb = _lipschitz(fgrad, X, 1, power_steps, rng, MAX_PAIRS, terms)
     L = _entry_L(problem.L, fb, lb)
 
     # sigma2 (and zeta2 without local_grad): stochastic gradients at the noise points
@@ -520,13 +528,15 @@ def run_constants_check(
         D[:, k, :] = corr * np.sum(dev * dev, axis=-1)
         e = 2 * ROUNDOFF * EPS * math.sqrt(d) * np.maximum(_amax(G).max(axis=0), _amax(np.asarray(ref)))
         Dlow[:, k, :] = D[:, k, :] - 2 * e * np.sqrt(D[:, k, :])  # the true term is at least this
-    tail = _tail_test(D, alpha)
+    tail = _tail_test(D, alpha / 2)  # half of sigma2's error budget; the mean bounds get the other half
     sigma2 = _entry_sigma2(problem.sigma2, D, Dlow, alpha, tail, lb is not None, samples)
 
     if lb is not None:
         zeta2 = _entry_zeta_exact(problem.zeta2, lb[5], d)
     else:
-        zeta2 = _entry_zeta_u(problem.zeta2, max(zeta_lbs), m, samples, confidence)
+        zeta2 = _entry_zeta_u(
+            problem.zeta2, max([v for v in zeta_lbs if math.isfinite(v)], default=0.0), m, samples, confidence
+        )
 
     v_min, vscale, evals = _descend(problem, X, descent_steps, fb[0])
     f_lower = _entry_f_lower(problem.f_lower, v_min, vscale, n, d, evals, P, descent_steps)
@@ -568,6 +578,9 @@ def _entry_L(declared, fb, lb):
         f"{_verdict('L', declared, refuted)}: the gradients show L >= {_g(bound)} "
         f"({share}max over {count} pairs{per} of {what} / ||x - y||{where})"
     )
+    skipped = fb[6] + (0 if lb is None else lb[6])
+    if skipped:
+        detail += f"; {skipped} pairs with non-finite gradients skipped"
     if lb is None:
         detail += "; no local_grad: f's gradient only"
     method = "local_grad pairs" if lb is not None else "full_grad pairs"
@@ -597,7 +610,9 @@ def _entry_sigma2(declared, D, Dlow, alpha, tail, exact, S):
         )
         return ConstantEstimate("sigma2", declared, math.inf, True, method + ", heavy-tail test", 0.0, detail)
     refuted = lb > declared
-    tail_txt = (
+    bad = int(np.sum(~np.isfinite(D)))
+    tail_txt = "" if not bad else f"; {bad} non-finite deviations ignored"
+    tail_txt += (
         "; too few positive deviations for the heavy-tail test"
         if tail is None
         else f"; heavy-tail test: tail index {tail[1]:.3g}, upper {tail[6]:.4g} bound {tail[2]:.3g}, not below 1"
@@ -616,6 +631,7 @@ def _entry_zeta_exact(declared, G0, d):
     rms = np.sqrt(np.mean(np.sum(dev * dev, axis=-1), axis=-1))  # (P,)
     e = 2 * ROUNDOFF * EPS * math.sqrt(d) * np.max(_amax(G0), axis=-1)
     low = np.maximum(rms - e, 0.0) ** 2
+    low = np.where(np.isfinite(low), low, 0.0)  # an overflowed gradient shows nothing
     p = int(np.argmax(low))
     est = float(low[p])
     refuted = est > declared

@@ -679,7 +679,7 @@ def check_constants(
     >>> res.refuted
     ('L',)
     >>> print(res.L.detail.split(" (")[0])
-    declared L = 0.375 refuted: the gradients show L >= 1.458
+    declared L = 0.375 refuted: the gradients show L >= 1.456
     """
     check_problem(problem)
     return run_constants_check(

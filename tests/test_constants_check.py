@@ -73,6 +73,43 @@ class LogSquares:
         return np.sum(np.log1p(np.asarray(x, dtype=float) ** 2), axis=-1)
 
 
+class TightQuadratic:
+    """``f_i(x) = lam/2 ||x - b_i||^2`` with ``mean_i b_i = 0``: every constant is attained.
+
+    The Hessian is ``lam I`` everywhere (every pair has ratio ``lam`` exactly), the noise is
+    Gaussian with ``E||xi||^2 = sigma^2`` at every point, ``grad f_i - grad f = -lam b_i``, and
+    ``f_lower`` is the value at the minimiser ``mean_i b_i`` as ``value`` computes it. ``full_grad``
+    and ``value`` average over the nodes, so their round-off is set by the nodes' terms, not by the
+    (small) gradient of f. ``local=False`` leaves out ``local_grad``.
+    """
+
+    def __init__(self, n, d, *, lam=1 / 3, sigma=0.3, local=True, seed=0):
+        rng = np.random.default_rng(seed)
+        self.b = rng.standard_normal((n, d))
+        self.b -= self.b.mean(axis=0)
+        self.lam, self.sigma, self.n_nodes, self.dim = lam, sigma, n, d
+        self.L, self.sigma2 = lam, sigma**2
+        self.zeta2 = float(lam**2 * np.mean(np.sum((self.b - self.b.mean(axis=0)) ** 2, axis=1)))
+        self.x_star = self.b.mean(axis=0)
+        self.f_lower = float(self.value(self.x_star))
+        if not local:
+            self.local_grad = None
+
+    def local_grad(self, z):
+        return self.lam * (np.asarray(z, dtype=float) - self.b)
+
+    def grad(self, z, rng):
+        z = np.asarray(z, dtype=float)
+        return self.lam * (z - self.b) + rng.standard_normal(z.shape) * (self.sigma / math.sqrt(self.dim))
+
+    def full_grad(self, x):
+        return np.mean(self.lam * (np.asarray(x, dtype=float)[..., None, :] - self.b), axis=-2)
+
+    def value(self, x):
+        t = np.asarray(x, dtype=float)[..., None, :] - self.b
+        return np.mean(0.5 * self.lam * np.sum(t * t, axis=-1), axis=-1)
+
+
 class Declared:
     """A problem that forwards everything to ``inner`` but the declared constants given."""
 
@@ -151,6 +188,24 @@ def test_an_honest_problem_written_here_passes_and_L_over_4_is_refuted():
 
 
 @pytest.mark.parametrize("local", [True, False])
+def test_round_off_never_refutes_constants_that_are_attained(local):
+    # every constant of TightQuadratic is attained (L by every pair, f_lower at x_star): only the
+    # round-off allowances keep them from being refuted; the allowances are small enough that a
+    # constant declared a millionth too small is still refuted
+    for seed, (n, d, lam) in enumerate([(16, 10, 1 / 3), (4, 3, math.pi), (1, 20, 0.1), (32, 50, 7 / 3)] * 2):
+        p = TightQuadratic(n, d, lam=lam, local=local, seed=seed)
+        r = check_constants(p, p.x_star if seed % 2 else None, seed=seed, samples=64)
+        assert r.passed, str(r)
+    p = TightQuadratic(16, 10, local=local)
+    wrong = {"L": p.L * (1 - 1e-6), "f_lower": p.f_lower + 1e-6 * abs(p.f_lower)}
+    if local:
+        wrong["zeta2"] = p.zeta2 * (1 - 1e-6)
+    for name, value in wrong.items():
+        r = check_constants(Declared(p, **{name: value}), p.x_star)
+        assert r.refuted == (name,), str(r)
+
+
+@pytest.mark.parametrize("local", [True, False])
 def test_a_problem_without_local_grad(local):
     # local_grad missing (attribute None), or raising NotImplementedError: f's gradient for L,
     # the unbiased sample variance for sigma2, the U-statistic for zeta2
@@ -164,6 +219,14 @@ def test_a_problem_without_local_grad(local):
     assert r.sigma2.estimate >= 0.9 * p.sigma2 and r.L.estimate >= 0.9 * p.L
     bad = check_constants(Declared(p, zeta2=p.zeta2 / 10, sigma2=p.sigma2 / 10))
     assert bad.refuted == ("sigma2", "zeta2")
+
+
+def test_the_sample_variance_is_unbiased_at_small_sample_sizes():
+    # without local_grad each deviation from the sample mean of S draws is scaled by S / (S - 1):
+    # at S = 8 the plain mean would hold 7/8 of sigma^2; over 16 x 64 groups the bound is tight
+    p = NoLocal(QuadraticCosine(16, 10, sigma=0.5))
+    r = check_constants(p, n_points=64, samples=8, noise_points=64)
+    assert 0.95 * p.sigma2 <= r.sigma2.estimate <= p.sigma2, r.sigma2.detail
 
 
 def test_no_local_grad_and_identical_nodes_declared_zeta2_zero_is_not_refuted():
@@ -298,6 +361,44 @@ def test_round_off_only_noise_is_not_a_heavy_tail():
     r = check_constants(QuadraticCosine(4, 3, sigma=0.0))
     assert r.passed and r.tail_index is None and r.sigma2.estimate == 0.0
     assert "too few positive deviations" in r.sigma2.detail
+
+
+class NaiveSoftplus:
+    """``f_i(x) = sum_j log(1 + exp(x_j - c_ij))`` computed naively: L = 1/4, but ``exp`` overflows
+    beyond 709 and the gradient ``e / (1 + e)`` is then nan."""
+
+    def __init__(self, n, d):
+        self.c = np.random.default_rng(0).standard_normal((n, d))
+        self.n_nodes, self.dim = n, d
+        self.L, self.sigma2, self.zeta2, self.f_lower = 0.25, 0.01, float(d), 0.0
+
+    def local_grad(self, z):
+        e = np.exp(np.asarray(z, dtype=float) - self.c)
+        return e / (1 + e)
+
+    def grad(self, z, rng):
+        return self.local_grad(z) + 0.1 / math.sqrt(self.dim) * rng.standard_normal(np.shape(z))
+
+    def full_grad(self, x):
+        return np.mean(self.local_grad(np.asarray(x, dtype=float)[..., None, :]), axis=-2)
+
+    def value(self, x):
+        t = np.asarray(x, dtype=float)[..., None, :] - self.c
+        return np.mean(np.sum(np.log(1 + np.exp(t)), axis=-1), axis=-1)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_overflowed_gradients_are_skipped_not_propagated():
+    # points far out (a run that diverged): the pairs and draws with nan gradients are left out and
+    # counted; the others still refute a wrong L
+    p = NaiveSoftplus(4, 3)
+    X = np.random.default_rng(1).standard_normal((50, 3)) * 300
+    X[0] = 800.0  # the first noise point: every draw there is nan
+    r = check_constants(p, X)
+    assert r.passed and all(math.isfinite(e.estimate) for e in r.estimates), str(r)
+    assert "pairs with non-finite gradients skipped" in r.L.detail
+    assert "non-finite deviations ignored" in r.sigma2.detail
+    assert check_constants(Declared(p, L=p.L / 4), X).refuted == ("L",)
 
 
 # --------------------------------------------------------------------------
