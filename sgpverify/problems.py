@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 from scipy.special import expit
 
+from .constants_check import ConstantEstimate, ConstantsCheck, run_constants_check
 from .validation import check_choice, check_float, check_int
 
 if TYPE_CHECKING:
@@ -56,6 +57,9 @@ __all__ = [
     "NonconvexLogistic",
     "DoubleWell",
     "check_problem",
+    "check_constants",
+    "ConstantsCheck",
+    "ConstantEstimate",
     "replica_grads",
     "PROBLEM_NAMES",
     "by_name",
@@ -607,3 +611,85 @@ def by_name(
         name
     ]
     return cls(n, d, seed=seed, **kwargs)
+
+
+def check_constants(
+    problem: Any,
+    points: ArrayLike | None = None,
+    *,
+    n_points: int = 32,
+    samples: int = 1024,
+    noise_points: int = 4,
+    power_steps: int = 8,
+    descent_steps: int = 32,
+    seed: int = 0,
+    confidence: float = 0.99,
+) -> ConstantsCheck:
+    """Refute a problem's declared L, sigma2, zeta2 or f_lower from what the problem itself shows.
+
+    Each estimate is a lower bound of the true constant (an upper bound of
+    ``inf f`` for ``f_lower``) from sampled gradients and values; a declared
+    value beyond it is refuted. Nothing can confirm a declared value.
+
+    Parameters
+    ----------
+    problem : Problem protocol
+        Checked with :func:`check_problem` first. ``local_grad`` is used when
+        present (per-node L, exact sigma2 deviations and zeta2).
+    points : array_like, shape (..., d), optional
+        Base points (e.g. points a run visits); at most ``n_points`` of them,
+        evenly spread over the given order. Default: the origin.
+    n_points : int
+        Random points drawn around the base points, at the coordinate scales
+        :data:`sgpverify.constants_check.SCALES` (>= 1).
+    samples, noise_points : int
+        Stochastic gradients drawn per node (>= 2) at each of ``noise_points``
+        points (evenly spread over all points).
+    power_steps, descent_steps : int
+        Power-iteration steps (finite-difference Hessian-vector products) and
+        backtracking gradient-descent steps (for ``f_lower``) from each point.
+    seed : int
+        Every draw comes from it: same seed, same bits.
+    confidence : float
+        In (0, 1): each statistical refutation (sigma2, a stochastic zeta2) is
+        wrong with probability at most ``1 - confidence``.
+
+    Returns
+    -------
+    ConstantsCheck
+        One :class:`ConstantEstimate` per constant; ``passed`` when none is refuted.
+
+    Notes
+    -----
+    The estimates, why each is a lower bound, the confidence rule and the
+    heavy-tail test (with its validation) are in docs/theory.md, "Testing the
+    declared constants".
+
+    Examples
+    --------
+    >>> p = QuadraticCosine(16, 10)
+    >>> check_constants(p).passed
+    True
+    >>> class Smoother:  # declares L four times too small, forwards the rest
+    ...     def __init__(self, p):
+    ...         self.p, self.L = p, p.L / 4
+    ...     def __getattr__(self, name):
+    ...         return getattr(self.p, name)
+    >>> res = check_constants(Smoother(p))
+    >>> res.refuted
+    ('L',)
+    >>> print(res.L.detail.split(" (")[0])
+    declared L = 0.375 refuted: the gradients show L >= 1.456
+    """
+    check_problem(problem)
+    return run_constants_check(
+        problem,
+        points,
+        n_points=n_points,
+        samples=samples,
+        noise_points=noise_points,
+        power_steps=power_steps,
+        descent_steps=descent_steps,
+        seed=seed,
+        confidence=confidence,
+    )

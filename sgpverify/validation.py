@@ -109,7 +109,15 @@ def seed_sequence(seed: int | np.random.SeedSequence | None, *spawn_key: int) ->
 
 
 #: Stream domains: objects built with the same seed draw independent streams.
-STREAM = {"erdos-renyi": 1, "random-peer": 2, "link-failures": 3, "delay": 4, "columns": 5, "message-loss": 6}
+STREAM = {
+    "erdos-renyi": 1,
+    "random-peer": 2,
+    "link-failures": 3,
+    "delay": 4,
+    "columns": 5,
+    "message-loss": 6,
+    "constants": 7,
+}
 
 
 def rng_for(seed: int | np.random.SeedSequence | None, domain: str, *spawn_key: int) -> np.random.Generator:
