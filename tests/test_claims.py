@@ -254,3 +254,68 @@ def test_a_schedule_that_splits_after_the_mixing_horizon_fails_mixing_constants(
     for name in ("consensus-bound", "combined-bound"):
         res = suite.evaluate(suite.BY_NAME[name], cfg, data)
         assert res["verdict"] == "inconclusive" and "not strongly connected over steps [300" in res["detail"], res
+
+
+# ---------------------------------------------------------------- declared constants
+
+
+class _Declares:
+    """A user's problem that declares other constants than its own (everything else forwarded)."""
+
+    def __init__(self, inner, **declared):
+        self._inner = inner
+        self.L, self.sigma2, self.zeta2, self.f_lower = inner.L, inner.sigma2, inner.zeta2, inner.f_lower
+        for k, v in declared.items():
+            setattr(self, k, v)
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+
+def _declaring(**factors):
+    def make(n, d, seed):
+        inner = problems.QuadraticCosine(n, d, seed=seed)
+        return _Declares(inner, **{k: getattr(inner, k) * f for k, f in factors.items()})
+
+    return make
+
+
+SMALL = dict(descent_Ks=(128, 256), Ks=(128, 256), rate_replicas=4)
+
+
+@pytest.mark.parametrize(
+    "factors, refuted",
+    [({}, None), ({"L": 0.25}, "L"), ({"L": 0.05, "sigma2": 0.01}, "L"), ({"sigma2": 1 / 3}, "sigma2")],
+    ids=["honest", "L-4x-small", "L-20x-sigma2-100x-small", "sigma2-3x-small"],
+)
+def test_declared_constants_are_tested_and_a_refuted_one_stops_the_bounds(factors, refuted):
+    res = sv.verify(problem=_declaring(**factors), only=["declared-constants", "descent-inequality"], **SMALL)
+    got = {c.name: c for c in res.checks}
+    if refuted is None:
+        assert got["declared-constants"].verdict == "pass", got["declared-constants"].detail
+        assert got["descent-inequality"].verdict == "pass"
+        return
+    assert got["declared-constants"].verdict == "fail" and res.status == 1
+    assert f"REFUTED {refuted}" in got["declared-constants"].measured
+    # the bound that uses the refuted constant cannot pass on it: inconclusive, naming it
+    assert got["descent-inequality"].verdict == "inconclusive"
+    assert f"declared {refuted} refuted" in got["descent-inequality"].measured
+
+
+class _StudentNoise(problems.QuadraticCosine):
+    """QuadraticCosine with Student-t(1.5) gradient noise: infinite variance, declared sigma^2 finite."""
+
+    def grad(self, z, rng):
+        z = np.asarray(z, dtype=float)
+        return self.local_grad(z) + 0.1 * rng.standard_t(1.5, size=z.shape)
+
+    grad_replicas = None
+
+
+def test_infinite_variance_refutes_the_declared_sigma2():
+    cfg = suite.config_from_dict({"problem": lambda n, d, seed: _StudentNoise(n, d, seed=seed)})
+    data = suite.run_experiments(cfg, 0, ("declared",))
+    res = suite.evaluate(suite.BY_NAME["declared-constants"], cfg, data)
+    assert res["verdict"] == "fail" and "sigma2" in res["extra"]["refuted"], res
+    assert data["declared"]["infinite_variance"] is True
+    assert "inf (no variance)" in res["measured"]

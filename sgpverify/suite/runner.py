@@ -45,12 +45,16 @@ def refuted_constants(data: dict) -> dict[str, str]:
     if not isinstance(got, dict) or "error" in got:
         return {}
     out = {}
-    for name in ("L", "sigma2", "zeta2", "f_lower"):
+    for name in ("L", "sigma2", "zeta2", "f_lower", "f_star"):
         c = got.get(name)
         if isinstance(c, dict) and c.get("refuted"):
-            rel = "<" if name == "f_lower" else ">"
-            what = "lowest value seen" if name == "f_lower" else "estimate >="
-            out[name] = f"declared {name} refuted ({what} {c['estimate']:.3g} {rel} {c['declared']:.3g})"
+            if name in ("f_lower", "f_star"):
+                why = f"lowest value seen {c['estimate']:.3g} < {c['declared']:.3g}"
+            elif c.get("estimate") is None:
+                why = "the noise variance does not exist"
+            else:
+                why = f"estimate >= {c['estimate']:.3g} > {c['declared']:.3g}"
+            out[name] = f"declared {name} refuted ({why})"
     return out
 
 

@@ -7,11 +7,12 @@ one place that orders them; adding a claim adds one line here.
 
 from __future__ import annotations
 
-from . import bounds, comparisons, conservation, delays, exponents, schedules
+from . import bounds, comparisons, conservation, delays, exponents, problem, schedules
 
 __all__ = ["CLAIMS", "CHECK_NAMES", "CRITERIA", "BY_NAME"]
 
 CLAIMS = (
+    problem.DECLARED_CONSTANTS,
     exponents.STATIONARITY_RATE,
     exponents.CONSENSUS_RATE,
     exponents.LINEAR_SPEEDUP,

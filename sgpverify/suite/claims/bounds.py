@@ -127,7 +127,7 @@ THEOREM1_BOUND = Claim(
         bias=1.0,
     ),
     check_theorem1,
-    uses=("L", "sigma2", "f_lower"),
+    uses=("L", "sigma2", "f_lower", "f_star"),
 )
 
 
@@ -317,5 +317,5 @@ COMBINED_BOUND = Claim(
     "run with gamma L <= 1",
     make_control("biased-gradient", "a constant gradient bias of norm sigma", ("rates",), bias=1.0),
     check_combined_bound,
-    uses=("L", "sigma2", "f_lower"),
+    uses=("L", "sigma2", "f_lower", "f_star"),
 )

@@ -24,6 +24,7 @@ from .bounds import exp_descent, exp_theorem
 from .comparisons import SCALINGS, Scaled, complete_topologies_control, exp_baselines, exp_scaling, exp_topologies
 from .delays import complete_delays_control, exp_delays
 from .ladders import exp_complexity, exp_rates, exp_speedup
+from .problem import exp_declared
 from .schedules import MIXING_FAMILIES, exp_mixing, exp_weights
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "exp_scaling",
     "exp_complexity",
     "exp_weights",
+    "exp_declared",
     "MIXING_FAMILIES",
     "SCALINGS",
     "Scaled",
@@ -76,7 +78,8 @@ class Experiment:
         ``complete_control(main, ctl) -> dict``: a control's data completed with
         what it shares with the main run (a reference the departure leaves intact).
     always : bool
-        Run even when no chosen claim needs it (the data of a figure).
+        Run even when no chosen claim needs it: the data of a figure (the weights), or what every
+        claim consults (the declared constants: a check that uses a refuted one is inconclusive).
     """
 
     key: str
@@ -128,6 +131,7 @@ EXPERIMENTS = _rows(
     Experiment("scaling", exp_scaling, cost=(14, 16), runs=_scaling_runs),
     Experiment("complexity", exp_complexity, cost=(3, 4), runs=_own_runs),
     Experiment("weights", exp_weights, always=True),
+    Experiment("declared", exp_declared, cost=(1, 1), always=True),
 )
 EXPERIMENT_ORDER = tuple(EXPERIMENTS)
 
