@@ -460,7 +460,7 @@ def cmd_run(a, out, err=None):
 def _fit_lines(result):
     """The asymptotic-exponent tests of rate experiments (the suite's statistic), per schedule."""
     from .. import rates
-    from ..suite import RATE_DELTA, RATE_OMEGA
+    from ..suite import RATE_CORRECTION, RATE_DELTA, RATE_OMEGA
 
     if not isinstance(result, dict) or "schedules" not in result or "Ks" in result:  # "Ks": speedup
         return []
@@ -476,6 +476,8 @@ def _fit_lines(result):
             Y = np.array([r[key] for r in runs]).T
             if np.any(Y <= 0):
                 continue
-            t = rates.test_exponent(x, Y, predicted=pred, delta=RATE_DELTA, omega=RATE_OMEGA)
+            t = rates.test_exponent(
+                x, Y, predicted=pred, delta=RATE_DELTA, omega=RATE_OMEGA, correction=RATE_CORRECTION
+            )
             lines.append(f"{label} {key} vs K: {t}; local slopes " + ", ".join(f"{v:.3f}" for v in t.local_slopes))
     return lines

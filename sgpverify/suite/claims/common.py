@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ... import rates
-from ..criteria import RATE_DELTA, RATIO_OMEGAS
+from ..criteria import RATE_DELTA, RATIO_CORRECTION, RATIO_OMEGAS
 
 __all__ = ["combine", "mean_se", "exponent_result", "log_ratio_limit", "series", "fmt"]
 
@@ -51,7 +51,9 @@ def log_ratio_limit(get, Ks, num, den):
     S = np.array(
         [np.log(np.asarray(get[K, num]["stationarity"]) / np.asarray(get[K, den]["stationarity"])) for K in Ks]
     ).T
-    return rates.test_limit(np.asarray(Ks, float), S, predicted=0.0, delta=RATE_DELTA, omega=RATIO_OMEGAS)
+    return rates.test_limit(
+        np.asarray(Ks, float), S, predicted=0.0, delta=RATE_DELTA, omega=RATIO_OMEGAS, correction=RATIO_CORRECTION
+    )
 
 
 def series(runs, key, Ks):

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ... import rates
-from ..criteria import RATE_DELTA, RATIO_OMEGAS
+from ..criteria import RATE_DELTA, RATIO_CORRECTION, RATIO_OMEGAS
 from ..records import Claim, make_control
 from .common import combine, fmt, log_ratio_limit, series
 
@@ -47,7 +47,9 @@ def check_topologies(cfg, data):
         if label in (tp["reference"], tp["more_peers"]):
             continue
         Y = np.log(series(sch["runs"], "stationarity", Ks) / B)
-        t = rates.test_limit(np.asarray(Ks, float), Y, predicted=0.0, delta=RATE_DELTA, omega=RATIO_OMEGAS)
+        t = rates.test_limit(
+            np.asarray(Ks, float), Y, predicted=0.0, delta=RATE_DELTA, omega=RATIO_OMEGAS, correction=RATIO_CORRECTION
+        )
         tests[label] = t
         verdicts.append(t.verdict)
         c = np.exp(np.log(series(sch["runs"], "consensus", Ks) / series(ref["runs"], "consensus", Ks)).mean(0))
@@ -91,9 +93,11 @@ def check_peers(cfg, data):
     x = np.asarray(Ks, float)
     S = np.log(series(b["runs"], "stationarity", Ks) / series(a["runs"], "stationarity", Ks))
     C = np.log(series(b["runs"], "consensus", Ks) / series(a["runs"], "consensus", Ks))
-    ts = rates.test_limit(x, S, predicted=0.0, delta=RATE_DELTA, omega=RATIO_OMEGAS)
+    ts = rates.test_limit(x, S, predicted=0.0, delta=RATE_DELTA, omega=RATIO_OMEGAS, correction=RATIO_CORRECTION)
     # "improves": the limit of the log consensus ratio lies below 0 (an upper bound at 0)
-    tc = rates.test_limit(x, C, predicted=-RATE_DELTA, delta=RATE_DELTA, omega=RATIO_OMEGAS, bound_only=True)
+    tc = rates.test_limit(
+        x, C, predicted=-RATE_DELTA, delta=RATE_DELTA, omega=RATIO_OMEGAS, bound_only=True, correction=RATIO_CORRECTION
+    )
     s2_ok = None if a["S2"] is None or b["S2"] is None else b["S2"] < a["S2"]
     verdicts = [ts.verdict, tc.verdict, "inconclusive" if s2_ok is None else ("pass" if s2_ok else "fail")]
     qa, qb = (sch["q_exact"] if sch.get("q_exact") is not None else sch.get("q_lyapunov") for sch in (a, b))
@@ -159,8 +163,12 @@ def check_scaling(cfg, data):
             detail="the separate contributions do not add up to a positive consensus average",
         )
     add = np.log(add / B)
-    tj = rates.test_limit(x, joint, predicted=math.log(s2), delta=RATE_DELTA, omega=RATIO_OMEGAS)
-    ta = rates.test_limit(x, add, predicted=math.log(s2), delta=RATE_DELTA, omega=RATIO_OMEGAS)
+    tj = rates.test_limit(
+        x, joint, predicted=math.log(s2), delta=RATE_DELTA, omega=RATIO_OMEGAS, correction=RATIO_CORRECTION
+    )
+    ta = rates.test_limit(
+        x, add, predicted=math.log(s2), delta=RATE_DELTA, omega=RATIO_OMEGAS, correction=RATIO_CORRECTION
+    )
     rn = np.exp(np.log(get["noise"] / B).mean(0))
     rh = np.exp(np.log(get["heterogeneity"] / B).mean(0))
     # the shares of noise and heterogeneity at the largest K, from the separate scalings

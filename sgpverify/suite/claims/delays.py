@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ... import rates, theory
-from ..criteria import RATE_DELTA, RATE_OMEGA
+from ..criteria import RATE_CORRECTION, RATE_DELTA, RATE_OMEGA
 from ..records import Claim, make_control
 from .common import combine, exponent_result, fmt, log_ratio_limit
 
@@ -73,7 +73,9 @@ def check_delay_rate(cfg, data):
     parts, verdicts, tests = [], [], {}
     for tau in [t for t in cfg.taus if t]:
         Y = np.array([get[K, tau]["stationarity"] for K in cfg.Ks]).T
-        t = rates.test_exponent(list(cfg.Ks), Y, predicted=-0.5, delta=RATE_DELTA, omega=RATE_OMEGA)
+        t = rates.test_exponent(
+            list(cfg.Ks), Y, predicted=-0.5, delta=RATE_DELTA, omega=RATE_OMEGA, correction=RATE_CORRECTION
+        )
         tests[f"tau={tau}"] = t
         verdicts.append(t.verdict)
         parts.append(

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ... import rates
-from ..criteria import RATE_DELTA, RATE_OMEGA
+from ..criteria import RATE_CORRECTION, RATE_DELTA, RATE_OMEGA
 from ..records import Claim, make_control
 from .common import exponent_result
 
@@ -29,7 +29,9 @@ def _rate_check(cfg, data, key, predicted, xkey="K"):
         runs = sch["runs"]
         x = [r["K"] for r in runs]
         Y = np.array([r[key] for r in runs]).T
-        t = rates.test_exponent(x, Y, predicted=predicted, delta=RATE_DELTA, omega=RATE_OMEGA)
+        t = rates.test_exponent(
+            x, Y, predicted=predicted, delta=RATE_DELTA, omega=RATE_OMEGA, correction=RATE_CORRECTION
+        )
         tests[label] = t
         verdicts.append(t.verdict)
         w = (min(r["weight_min"] for r in runs), max(r["weight_max"] for r in runs))
@@ -105,7 +107,15 @@ def check_linear_speedup(cfg, data):
             slopes.append((Y - Y.mean(axis=1, keepdims=True)) @ uc / float(uc @ uc))
         Sl = np.array(slopes).T  # (R, m)
         # the slope in n at K is p + b K^(-1/2) + ...: its limit as K -> oo is the speedup exponent
-        t = rates.test_limit(np.asarray(Ks, float), Sl, predicted=-0.5, delta=RATE_DELTA, omega=RATE_OMEGA)
+        t = rates.test_limit(
+            np.asarray(Ks, float),
+            Sl,
+            predicted=-0.5,
+            delta=RATE_DELTA,
+            omega=RATE_OMEGA,
+            correction=RATE_CORRECTION,
+            decay=True,
+        )
         tests[label] = t
         verdicts.append(t.verdict)
         parts.append(
@@ -151,7 +161,15 @@ def check_complexity(cfg, data):
     for j, lev in enumerate(levels):
         LK = np.array([[rates.iterations_to(logK, Y[r], lev) for logK, Y in ladders] for r in range(R)])  # (R, len(ns))
         E[:, j] = (LK - LK.mean(axis=1, keepdims=True)) @ uc / float(uc @ uc)
-    t = rates.test_limit(np.asarray(Ts, float), E, predicted=-1.0, delta=RATE_DELTA, omega=RATE_OMEGA)
+    t = rates.test_limit(
+        np.asarray(Ts, float),
+        E,
+        predicted=-1.0,
+        delta=RATE_DELTA,
+        omega=RATE_OMEGA,
+        correction=RATE_CORRECTION,
+        decay=True,
+    )
     detail = (
         f"exponential graph, n = {', '.join(map(str, ns))}, budgets T = nK = {', '.join(map(str, Ts))}: levels "
         + ", ".join(f"{math.exp(v):.3g}" for v in levels)
