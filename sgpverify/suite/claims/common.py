@@ -7,9 +7,25 @@ import math
 import numpy as np
 
 from ... import rates
-from ..criteria import RATE_DELTA, RATIO_CORRECTION, RATIO_OMEGAS
+from ..criteria import RATE_CORRECTION, RATE_DELTA, RATIO_CORRECTION, RATIO_OMEGAS
 
-__all__ = ["combine", "mean_se", "exponent_result", "log_ratio_limit", "series", "fmt"]
+__all__ = ["combine", "mean_se", "exponent_result", "log_ratio_limit", "series", "fmt", "RATE_RULES", "RATIO_RULES"]
+
+
+#: The model-free failures of an exponent claim (rates.test_limit, rules 1-3), as the criteria state them.
+RATE_RULES = (
+    "fail also, whatever the fit, if the exponent does not decay at the end (the last local interval reaches 0, "
+    "above the band), if its deviation from the prediction grew over the whole ladder, or if the last local "
+    f"interval lies outside the band widened by the admissible correction {RATE_CORRECTION:g} (x_1/x)^1/2; an "
+    "extrapolation that carries the last estimate more than delta toward the band (or against the last step) "
+    "is inconclusive"
+)
+
+#: The same for a limit of log ratios: no correction size is admitted in advance (RATIO_CORRECTION).
+RATIO_RULES = (
+    "fail also, whatever the fit, if the deviation from the limit grew over the whole ladder; an extrapolation "
+    "that carries the last estimate more than delta toward the band (or against the last step) is inconclusive"
+)
 
 
 def combine(verdicts):

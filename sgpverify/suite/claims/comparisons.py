@@ -9,7 +9,7 @@ import numpy as np
 from ... import rates
 from ..criteria import RATE_DELTA, RATIO_CORRECTION, RATIO_OMEGAS
 from ..records import Claim, make_control
-from .common import combine, fmt, log_ratio_limit, series
+from .common import RATIO_RULES, combine, fmt, log_ratio_limit, series
 
 __all__ = [
     "TOPOLOGY_RATIO",
@@ -78,7 +78,7 @@ TOPOLOGY_RATIO = Claim(
     "log of the stationarity ratio to the exponential graph, paired by replica, at each K "
     "of topology_Ks, extrapolated to K -> oo with K^-1/2 and K^-1 correction terms",
     f"pass iff, for every compared schedule, the 95% interval of the limit lies in 0 +- {RATE_DELTA}; fail "
-    "iff outside, or the ratios recede from 1; inconclusive otherwise",
+    "iff outside; inconclusive otherwise; " + RATIO_RULES,
     _SHARED_NOISE_COMPARED,
     check_topologies,
 )
@@ -137,7 +137,7 @@ PEERS = Claim(
     "by replica, extrapolated to K -> oo; S2 of both schedules; q reported",
     f"pass iff the stationarity limit's 95% interval lies in 0 +- {RATE_DELTA}, the consensus limit's interval "
     "lies below 0 and S2 is smaller; fail iff either limit's interval lies on the wrong side or S2 is "
-    "larger; inconclusive otherwise",
+    "larger; inconclusive otherwise; " + RATIO_RULES,
     _SHARED_NOISE_COMPARED,
     check_peers,
 )
@@ -198,7 +198,7 @@ CONSENSUS_SCALING = Claim(
     "log ratios of the consensus average (both scaled / base; noise-scaled + heterogeneity-"
     "scaled - base over base), paired by replica, extrapolated to K -> oo with K^-1/2 and K^-1 terms",
     f"pass iff both limits' 95% intervals lie in log(s^2) +- {RATE_DELTA}; fail iff either lies outside; "
-    "inconclusive otherwise",
+    "inconclusive otherwise; " + RATIO_RULES,
     make_control(
         "no-debias",
         "push-sum without de-biasing (z = x) on a schedule whose weights move",
@@ -242,8 +242,8 @@ BASELINES = Claim(
     ("baselines",),
     "log of the stationarity ratio to AllReduce, paired by replica, at each K, extrapolated "
     "to K -> oo with K^-1/2 and K^-1 correction terms",
-    f"pass iff the 95% interval of each limit lies in 0 +- {RATE_DELTA}; fail iff outside, or the ratios "
-    "recede from 1; inconclusive otherwise",
+    f"pass iff the 95% interval of each limit lies in 0 +- {RATE_DELTA}; fail iff outside; inconclusive "
+    "otherwise; " + RATIO_RULES,
     make_control(
         "no-debias", "SGP without de-biasing (z = x) on a schedule whose weights move", ("baselines",), debias=False
     ),

@@ -9,7 +9,7 @@ import numpy as np
 from ... import rates
 from ..criteria import RATE_CORRECTION, RATE_DELTA, RATE_OMEGA
 from ..records import Claim, make_control
-from .common import exponent_result
+from .common import RATE_RULES, exponent_result
 
 __all__ = [
     "STATIONARITY_RATE",
@@ -62,8 +62,7 @@ STATIONARITY_RATE = Claim(
     "regressed on K^-1/2), t interval over replicas",
     f"pass iff the 95% interval lies in -1/2 +- {RATE_DELTA} on every schedule; fail iff outside (two-sided: "
     "with noise the rate is attained); inconclusive if the K^-1/2 correction model is rejected "
-    "(p < 0.01) or the interval is wider than delta; fail also if the local slopes move away from the band and the "
-    "last lies outside it",
+    "(p < 0.01) or the interval is wider than delta; " + RATE_RULES,
     make_control("constant-step", "gamma = sqrt(n/K_min) at every K instead of sqrt(n/K)", ("rates",), step="constant"),
     check_stationarity_rate,
 )
@@ -80,7 +79,7 @@ CONSENSUS_RATE = Claim(
     ("rates",),
     "extrapolated exponent in K of the consensus average",
     f"pass iff the 95% interval lies in -1 +- {RATE_DELTA} on every schedule; fail iff outside; "
-    "inconclusive as for stationarity-rate",
+    "inconclusive and fail also as for stationarity-rate",
     make_control(
         "no-debias",
         "push-sum without de-biasing (z = x) on a schedule whose weights move",
@@ -132,7 +131,7 @@ LINEAR_SPEEDUP = Claim(
     ("speedup",),
     "slope in n of the stationarity average at each K, extrapolated in K^-1/2 to K -> oo",
     f"pass iff the 95% interval of the extrapolated slope lies in -1/2 +- {RATE_DELTA} on every schedule; "
-    "fail iff outside; inconclusive otherwise",
+    "fail iff outside; inconclusive otherwise; " + RATE_RULES,
     make_control(
         "shared-noise",
         "gradient noise of the declared variance common to all nodes (workers seeded alike): "
@@ -197,7 +196,8 @@ ITERATION_COMPLEXITY = Claim(
     ("complexity",),
     "slope in log n of log K_n(eps) (log-log interpolation along each n's ladder of budgets "
     "T = nK), at levels eps set by the budgets, extrapolated as T -> oo with a T^-1/2 term",
-    f"pass iff the 95% interval of the limit lies in -1 +- {RATE_DELTA}; fail iff outside; inconclusive otherwise",
+    f"pass iff the 95% interval of the limit lies in -1 +- {RATE_DELTA}; fail iff outside; inconclusive otherwise; "
+    + RATE_RULES,
     make_control(
         "shared-noise",
         "gradient noise of the declared variance common to all nodes (workers seeded alike)",
