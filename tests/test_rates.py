@@ -727,6 +727,18 @@ def test_estimate_out_of_reach_fails_even_when_the_model_is_rejected():
     assert verdicts["inconclusive"] == 1.0 and rules == {"gof": 1.0}
 
 
+def test_slopes_that_cross_the_band_and_recede_beyond_it_fail():
+    """The constant-step control's shape on the quick preset (local slopes -0.821, -0.698, -0.535,
+    -0.370 against -1/2, seed 0): the slopes cross the band and keep going. The first deviation is
+    the largest and the last is within the admissible size (0.177 at the last midpoint), the model
+    is rejected; the growth rule counts from the closest approach (-0.535): fail in every trial.
+    Slopes that cross and come back (-0.821, -0.698, -0.40, -0.48) never fail."""
+    verdicts, rules = _rates(_curve([-0.821, -0.698, -0.535, -0.370]), _exp(-0.5))
+    assert verdicts["fail"] == 1.0 and rules == {"growth": 1.0}, (verdicts, rules)
+    verdicts, rules = _rates(_curve([-0.821, -0.698, -0.40, -0.48]), _exp(-0.5))
+    assert verdicts["fail"] == 0.0, (verdicts, rules)
+
+
 def test_limit_test_rejects_a_negative_correction_size():
     with pytest.raises(ValueError, match=re.escape("correction must be")):
         limit_test(K_DELAY, np.zeros((3, 4)), predicted=0.0, correction=-0.1)

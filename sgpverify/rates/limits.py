@@ -265,9 +265,11 @@ def test_limit(
            and lies above the band;
         2. growth: ``fail`` if the last estimate's interval lies outside the
            band and its deviation from ``predicted``, which the claim says
-           vanishes, is larger than at every earlier point (mean, and the
-           paired difference to each earlier point significant at
-           ``confidence``): it grew over the whole measured range;
+           vanishes, is larger than at the closest approach (the point of
+           smallest deviation) and at every point after it (mean, and the
+           paired difference to each of them significant at ``confidence``):
+           it grew from there to the end of the measured range (over the
+           whole range when the first point is the closest);
         3. reach (``correction`` given): ``fail`` if the last estimate's
            interval lies outside the band widened by the largest admissible
            correction at ``x_m``: no admissible correction reconciles it;
@@ -353,8 +355,9 @@ def test_limit(
     elif _grew(S, predicted, bound_only, tq) and (last_lo > band_hi or (not bound_only and last_hi < band_lo)):
         rule, verdict = "growth", "fail"
         reason = (
-            f"the deviation from {predicted:g}, claimed to vanish, grew over the whole measured range "
-            f"(estimates {listed}; the last one's interval [{last_lo:.3f}, {last_hi:.3f}] lies outside the band)"
+            f"the deviation from {predicted:g}, claimed to vanish, grew from the estimates' closest approach "
+            f"to the end of the measured range (estimates {listed}; the last one's interval "
+            f"[{last_lo:.3f}, {last_hi:.3f}] lies outside the band)"
         )
     elif admissible is not None and (
         last_lo > band_hi + admissible or (not bound_only and last_hi < band_lo - admissible)
@@ -429,18 +432,21 @@ def test_limit(
 
 
 def _grew(S, predicted, bound_only, tq):
-    """Whether the deviation of the estimates from ``predicted`` is, at the last point, larger than
-    at every earlier one: in the replica mean, and with the paired difference to each earlier point
-    significant (its interval, of half-width ``tq`` standard errors, above 0)."""
+    """Whether the deviation of the estimates from ``predicted`` grew from their closest approach
+    (the point of smallest mean deviation) to the last point: larger at the last point than at
+    every point from the closest approach on, in the replica mean and with the paired difference to
+    each of them significant (its interval, of half-width ``tq`` standard errors, above 0)."""
     R, m = S.shape
     if m < 2:
         return False
     side = 1.0 if bound_only or S[:, -1].mean() >= predicted else -1.0
     e = side * (S - predicted)  # deviation toward the last estimate's side
     dev = e.mean(axis=0) if bound_only else np.abs(S.mean(axis=0) - predicted)
-    if np.any(dev[:-1] >= dev[-1]):
+    closest = int(np.argmin(dev))
+    if closest == m - 1 or np.any(dev[closest:-1] >= dev[-1]):
         return False
-    d = e[:, -1:] - e[:, :-1]  # (R, m-1) paired growth to the last point
+    # paired growth to the last point: its deviation (on its side) minus each earlier one's size
+    d = e[:, -1:] - (e[:, closest:-1] if bound_only else np.abs(S[:, closest:-1] - predicted))
     lo = d.mean(axis=0) - tq * d.std(axis=0, ddof=1) / math.sqrt(R)
     return bool(np.all(lo > 0))
 

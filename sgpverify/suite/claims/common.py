@@ -15,7 +15,8 @@ __all__ = ["combine", "mean_se", "exponent_result", "log_ratio_limit", "series",
 #: The model-free failures of an exponent claim (rates.test_limit, rules 1-3), as the criteria state them.
 RATE_RULES = (
     "fail also, whatever the fit, if the exponent does not decay at the end (the last local interval reaches 0, "
-    "above the band), if its deviation from the prediction grew over the whole ladder, or if the last local "
+    "above the band), if its deviation from the prediction grew from its closest approach to the end of the "
+    "ladder, or if the last local "
     f"interval lies outside the band widened by the admissible correction {RATE_CORRECTION:g} (x_1/x)^1/2; an "
     "extrapolation that carries the last estimate more than delta toward the band (or against the last step) "
     "is inconclusive"
@@ -23,7 +24,8 @@ RATE_RULES = (
 
 #: The same for a limit of log ratios: no correction size is admitted in advance (RATIO_CORRECTION).
 RATIO_RULES = (
-    "fail also, whatever the fit, if the deviation from the limit grew over the whole ladder; an extrapolation "
+    "fail also, whatever the fit, if the deviation from the limit grew from its closest approach to the end of "
+    "the ladder; an extrapolation "
     "that carries the last estimate more than delta toward the band (or against the last step) is inconclusive"
 )
 
