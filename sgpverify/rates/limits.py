@@ -266,8 +266,9 @@ def test_limit(
         2. growth: ``fail`` if the last estimate's interval lies outside the
            band and its deviation from ``predicted``, which the claim says
            vanishes, is larger than at the closest approach (the point of
-           smallest deviation) and at every point after it (mean, and the
-           paired difference to each of them significant at ``confidence``):
+           smallest deviation) and at every point after it (in the mean, and
+           per replica the last deviation minus each of their sizes
+           significantly above 0 at ``confidence``):
            it grew from there to the end of the measured range (over the
            whole range when the first point is the closest);
         3. reach (``correction`` given): ``fail`` if the last estimate's
@@ -276,12 +277,12 @@ def test_limit(
         4. ``inconclusive`` if the correction model is rejected (p <
            ``GOF_ALPHA``): the extrapolation is not to be trusted;
         5. if the extrapolated interval lies outside the band: ``fail``,
-           unless the extrapolation carries the last estimate by more than
-           ``delta`` other than onward, away from the band, from a last
-           estimate outside it that did not approach the band over the last
-           step; i.e. by more than ``delta`` toward the band, or out of it, or
-           against the last step: then ``inconclusive`` (the verdict would be
-           the model's, not the data's);
+           unless the extrapolation carries the last estimate more than
+           ``delta`` and does so toward the band, or out of it (the last
+           estimate lying inside), or away from it against the last step
+           (the estimates approached the band over it): then
+           ``inconclusive`` (the verdict would be the model's, not the
+           data's);
         6. ``inconclusive`` if the interval is wider than ``delta``;
         7. ``pass`` if it lies inside the band (for ``bound_only``, below its
            top); otherwise ``inconclusive``.
