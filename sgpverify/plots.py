@@ -63,7 +63,7 @@ def _rate_panels(data, key, predicted, path, title, ylabel, bound_fns=()):
     """Left: the average against K per schedule (95% CI) with bounds; right: the local
     slopes against K^(-1/2) with the extrapolation to K -> oo and the verdict band."""
     from . import rates
-    from .suite import RATE_DELTA, RATE_OMEGA
+    from .suite import RATE_CORRECTION, RATE_DELTA, RATE_OMEGA
 
     plt = pyplot()
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
@@ -78,7 +78,9 @@ def _rate_panels(data, key, predicted, path, title, ylabel, bound_fns=()):
             ax.plot(
                 K, [fn(r) for r in runs], style, color=f"C{i}", lw=1, alpha=0.8, label=f"{name}" if i == 0 else None
             )
-        t = rates.test_exponent(K, Y.T, predicted=predicted, delta=RATE_DELTA, omega=RATE_OMEGA)
+        t = rates.test_exponent(
+            K, Y.T, predicted=predicted, delta=RATE_DELTA, omega=RATE_OMEGA, correction=RATE_CORRECTION
+        )
         u = np.asarray(t.x_mid) ** -RATE_OMEGA
         ax2.errorbar(
             u,

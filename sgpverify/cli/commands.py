@@ -99,7 +99,7 @@ def _connect(a):
 
 
 def load_matrix(path: str | os.PathLike[str]) -> np.ndarray | sp.sparray | sp.spmatrix:
-    """Load a matrix from ..npy, .npz (scipy sparse), .mtx or text (CSV or whitespace)."""
+    """Load a matrix from .npy, .npz (scipy sparse), .mtx or text (CSV or whitespace)."""
     p = Path(path)
     if not p.is_file():
         raise UsageError(f"sgpverify mixing: error: --matrix must name an existing file, got {str(path)!r}")
@@ -467,7 +467,7 @@ def cmd_run(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) -> in
 def _fit_lines(result):
     """The asymptotic-exponent tests of rate experiments (the suite's statistic), per schedule."""
     from .. import rates
-    from ..suite import RATE_DELTA, RATE_OMEGA
+    from ..suite import RATE_CORRECTION, RATE_DELTA, RATE_OMEGA
 
     if not isinstance(result, dict) or "schedules" not in result or "Ks" in result:  # "Ks": speedup
         return []
@@ -483,6 +483,8 @@ def _fit_lines(result):
             Y = np.array([r[key] for r in runs]).T
             if np.any(Y <= 0):
                 continue
-            t = rates.test_exponent(x, Y, predicted=pred, delta=RATE_DELTA, omega=RATE_OMEGA)
+            t = rates.test_exponent(
+                x, Y, predicted=pred, delta=RATE_DELTA, omega=RATE_OMEGA, correction=RATE_CORRECTION
+            )
             lines.append(f"{label} {key} vs K: {t}; local slopes " + ", ".join(f"{v:.3f}" for v in t.local_slopes))
     return lines

@@ -55,9 +55,16 @@ class ExponentTest:
         p-value of the goodness-of-fit test of the correction model (Hotelling
         T^2 on the residual space over replicas); None with fewer than three
         local slopes (no residual degree of freedom).
+    admissible : float or None
+        The largest admissible correction at the last point (None: no size
+        was admitted in advance).
     verdict : {"pass", "fail", "inconclusive"}
+    rule : str
+        The rule that decided (see :func:`test_limit`): ``"decay"``,
+        ``"growth"``, ``"reach"``, ``"gof"``, ``"approaching"``,
+        ``"extrapolation"``, ``"width"``, ``"interval"`` or ``"straddle"``.
     reason : str
-        Why (which rule decided), and for "inconclusive" what would settle it.
+        Why, with the numbers, and for "inconclusive" what would settle it.
     """
 
     exponent: float
@@ -75,7 +82,9 @@ class ExponentTest:
     gof_pvalue: float | None
     replicas: int
     bound_only: bool
+    admissible: float | None
     verdict: str
+    rule: str
     reason: str
 
     def to_dict(self) -> dict[str, Any]:
@@ -127,6 +136,8 @@ def test_exponent(
     omega: float | Sequence[float] = 0.5,
     confidence: float = 0.95,
     bound_only: bool = False,
+    correction: float | None = 0.5,
+    decay: bool | None = None,
 ) -> ExponentTest:
     """Test an asymptotic power law ``y ~ A x^p`` as a limit, with three verdicts.
 
@@ -152,6 +163,15 @@ def test_exponent(
     bound_only : bool
         The claim is only an upper bound on the decay (``y = O(x^p)``):
         decaying faster is not a failure.
+    correction : float or None
+        The largest admissible correction of the local slope at the first
+        midpoint, decaying like ``x^-min(omega)`` (:func:`test_limit`). The
+        default, 0.5, is the bound ``omega |u| / (1 - |u|)`` on the slope
+        correction of ``A x^p (1 + u)`` with ``u = c x^-omega`` between -1/2
+        and 1 at the first x, for ``omega = 1/2`` (docs/theory.md, "Testing
+        an exponent"). None: no size admitted, the reach rule is off.
+    decay : bool or None
+        Apply the decay rule (:func:`test_limit`); None: when ``predicted < 0``.
 
     Returns
     -------
@@ -185,7 +205,15 @@ def test_exponent(
     S = np.diff(lY, axis=1) / np.diff(lx)  # (R, m-1) local slopes
     xm = np.exp(0.5 * (lx[1:] + lx[:-1]))
     return test_limit(
-        xm, S, predicted=predicted, delta=delta, omega=omega, confidence=confidence, bound_only=bound_only
+        xm,
+        S,
+        predicted=predicted,
+        delta=delta,
+        omega=omega,
+        confidence=confidence,
+        bound_only=bound_only,
+        correction=correction,
+        decay=predicted < 0 if decay is None else decay,
     )
 
 
@@ -198,6 +226,8 @@ def test_limit(
     omega: float | Sequence[float] = 0.5,
     confidence: float = 0.95,
     bound_only: bool = False,
+    correction: float | None = None,
+    decay: bool = False,
 ) -> ExponentTest:
     """Test the limit as ``x -> oo`` of estimates ``s(x) = p + b x^(-omega) + o(x^(-omega))``.
 
@@ -213,19 +243,53 @@ def test_limit(
         One row per independent replica (R >= 2), e.g. local slopes.
     predicted, delta, omega, confidence, bound_only
         As in :func:`test_exponent`.
+    correction : float or None
+        The largest admissible correction ``|s(x) - p|`` at the first point
+        ``x[0]``, in the estimates' units, fixed in advance; at ``x`` it is
+        ``correction * (x[0] / x)^min(omega)`` (a correction of the allowed
+        form decays at least that fast). None: no size is admitted in advance,
+        and the reach rule below is not applied.
+    decay : bool
+        The estimates are exponents of a quantity that the claim says decays
+        (``predicted < 0``): enables the decay rule.
 
     Returns
     -------
     ExponentTest
-        Verdict rules, in order: ``fail``, whatever the model, if the last
-        estimate's interval lies outside the band and the estimates do not
-        approach it (the last no nearer than the first, or farther than the
-        one before); ``inconclusive`` if
-        the correction model is rejected (p < ``GOF_ALPHA``: the extrapolation
-        is not to be trusted); ``fail`` if the interval lies outside the band
-        (for ``bound_only``, only above it); ``inconclusive`` if the interval
-        is wider than ``delta``; ``pass`` if it lies inside the band (for
-        ``bound_only``, below its top); otherwise ``inconclusive``.
+        Verdict rules, in order (``s_j`` the replica mean of the estimates at
+        ``x_j``, each with its ``confidence`` interval; "outside the band"
+        means above it for ``bound_only``):
+
+        1. decay (``decay=True``): ``fail`` if the last estimate's interval
+           reaches 0 (no significant decay at the end of the measured range)
+           and lies above the band;
+        2. growth: ``fail`` if the last estimate's interval lies outside the
+           band and its deviation from ``predicted``, which the claim says
+           vanishes, is larger than at the closest approach (the point of
+           smallest deviation) and at every point after it (in the mean, and
+           per replica the last deviation minus each of their sizes
+           significantly above 0 at ``confidence``):
+           it grew from there to the end of the measured range (over the
+           whole range when the first point is the closest);
+        3. reach (``correction`` given): ``fail`` if the last estimate's
+           interval lies outside the band widened by the largest admissible
+           correction at ``x_m``: no admissible correction reconciles it;
+        4. ``inconclusive`` if the correction model is rejected (p <
+           ``GOF_ALPHA``): the extrapolation is not to be trusted;
+        5. if the extrapolated interval lies outside the band: ``fail``,
+           unless the extrapolation carries the last estimate more than
+           ``delta`` and does so toward the band, or out of it (the last
+           estimate lying inside), or away from it against the last step
+           (the estimates approached the band over it): then
+           ``inconclusive`` (the verdict would be the model's, not the
+           data's);
+        6. ``inconclusive`` if the interval is wider than ``delta``;
+        7. ``pass`` if it lies inside the band (for ``bound_only``, below its
+           top); otherwise ``inconclusive``.
+
+        No rule compares the last estimate with the first alone: a trend
+        toward the band is never a failure because its first point happened
+        to lie closest.
 
     Examples
     --------
@@ -235,6 +299,10 @@ def test_limit(
     >>> s = -0.5 + 2.0 * x**-0.5 + 0.002 * rng.standard_normal((8, 4))
     >>> test_limit(x, s, predicted=-0.5).verdict
     'pass'
+    >>> grows = 0.3 + 0.2 * np.log(x / 1e3) + 0.002 * rng.standard_normal((8, 4))
+    >>> t = test_limit(x, grows, predicted=-0.5, decay=True)
+    >>> t.verdict, t.rule
+    ('fail', 'decay')
     """
     xm = np.asarray(x, dtype=float)
     S = np.asarray(estimates, dtype=float)
@@ -252,6 +320,8 @@ def test_limit(
     omegas = tuple(float(o) for o in (omega if isinstance(omega, (tuple, list)) else (omega,)))
     for o in omegas:
         check_float("omega", o, low=0.0, low_open=True)
+    if correction is not None:
+        correction = check_float("correction", correction, low=0.0)
     U = np.column_stack([xm ** (-o) for o in omegas])  # (m, k) correction terms
     m = S.shape[1]
     tq = float(scipy.stats.t.ppf(0.5 + 0.5 * confidence, R - 1))
@@ -272,48 +342,73 @@ def test_limit(
     ls_mean = S.mean(axis=0)
     ls_se = S.std(axis=0, ddof=1) / math.sqrt(R)
     last_lo, last_hi = ls_mean[-1] - tq * ls_se[-1], ls_mean[-1] + tq * ls_se[-1]
-    dist = np.abs(ls_mean - predicted)
-    # moving away: no nearer than at the start, or receding over the last step (e.g. slopes that
-    # cross the band and keep going)
-    not_toward = m >= 2 and (dist[-1] >= dist[0] or dist[-1] > dist[-2])
-    last_out = last_lo > band_hi or (not bound_only and last_hi < band_lo)
+    admissible = None if correction is None else correction * float((xm[0] / xm[-1]) ** min(omegas))
     gof_bad = gof is not None and gof < GOF_ALPHA
-    model_free_fail = not_toward and last_out
-    if model_free_fail:
-        verdict, reason = (
-            "fail",
-            (
-                f"the estimates ({', '.join(f'{v:.3f}' for v in ls_mean)}) do not approach "
-                f"the band and the last one's interval [{last_lo:.3f}, {last_hi:.3f}] lies outside it"
-            ),
+    listed = ", ".join(f"{v:.3f}" for v in ls_mean)
+    rule, verdict, reason = None, None, None
+    if decay and last_hi >= 0 and last_lo > band_hi:
+        rule, verdict = "decay", "fail"
+        reason = (
+            f"the quantity claimed to decay does not decay at the end of the measured range: the last "
+            f"exponent's interval [{last_lo:.3f}, {last_hi:.3f}] reaches 0 and lies above the band "
+            f"(estimates {listed})"
+        )
+    elif _grew(S, predicted, bound_only, tq) and (last_lo > band_hi or (not bound_only and last_hi < band_lo)):
+        rule, verdict = "growth", "fail"
+        reason = (
+            f"the deviation from {predicted:g}, claimed to vanish, grew from the estimates' closest approach "
+            f"to the end of the measured range (estimates {listed}; the last one's interval "
+            f"[{last_lo:.3f}, {last_hi:.3f}] lies outside the band)"
+        )
+    elif admissible is not None and (
+        last_lo > band_hi + admissible or (not bound_only and last_hi < band_lo - admissible)
+    ):
+        rule, verdict = "reach", "fail"
+        reason = (
+            f"the last estimate's interval [{last_lo:.3f}, {last_hi:.3f}] lies outside the band widened by "
+            f"the largest admissible correction at x = {xm[-1]:g} ({admissible:.3f}, from {correction:g} at "
+            f"x = {xm[0]:g}): no admissible correction reaches the band (estimates {listed})"
         )
     elif gof_bad:
-        verdict, reason = (
-            "inconclusive",
-            (
-                f"the correction model {_model(omegas)} does not fit the estimates "
-                f"(p = {gof:.2g} < {GOF_ALPHA}); larger x would settle it"
-            ),
+        rule, verdict = "gof", "inconclusive"
+        reason = (
+            f"the correction model {_model(omegas)} does not fit the estimates "
+            f"(p = {gof:.2g} < {GOF_ALPHA}); larger x would settle it"
         )
     elif lo > band_hi or (not bound_only and hi < band_lo):
-        verdict, reason = "fail", f"interval [{lo:.3f}, {hi:.3f}] outside the band [{band_lo:.3f}, {band_hi:.3f}]"
+        # where the extrapolation carries the last estimate: toward the band (> 0) or away from it
+        outside_last = ls_mean[-1] > band_hi or (not bound_only and ls_mean[-1] < band_lo)
+        to_band = 1.0 if ls_mean[-1] < predicted else -1.0
+        carried = to_band * (est - ls_mean[-1])
+        step = to_band * (ls_mean[-1] - ls_mean[-2]) if m >= 2 else 0.0
+        if abs(carried) > delta and not (outside_last and carried < 0 and step <= 0):
+            where = (
+                "out of the band, where the last estimate lies"
+                if not outside_last
+                else ("toward the band" if carried > 0 else "away from the band while they approach it")
+            )
+            rule, verdict = "approaching", "inconclusive"
+            reason = (
+                f"interval [{lo:.3f}, {hi:.3f}] outside the band [{band_lo:.3f}, {band_hi:.3f}], but the "
+                f"extrapolation carries the last of the estimates ({listed}) {abs(carried):.3f} > delta = "
+                f"{delta:g} {where}: the model decides, not the data; larger x would settle it"
+            )
+        else:
+            rule, verdict = "extrapolation", "fail"
+            reason = f"interval [{lo:.3f}, {hi:.3f}] outside the band [{band_lo:.3f}, {band_hi:.3f}]"
     elif hi - lo > delta:
-        verdict, reason = (
-            "inconclusive",
-            (f"interval width {hi - lo:.3f} > delta = {delta:g}; more replicas or larger x would settle it"),
-        )
+        rule, verdict = "width", "inconclusive"
+        reason = f"interval width {hi - lo:.3f} > delta = {delta:g}; more replicas or larger x would settle it"
     elif (lo >= band_lo or bound_only) and hi <= band_hi:
-        verdict = "pass"
+        rule, verdict = "interval", "pass"
         reason = (
             f"interval [{lo:.3f}, {hi:.3f}] below {band_hi:.3f} (an upper bound)"
             if bound_only
             else f"interval [{lo:.3f}, {hi:.3f}] inside the band [{band_lo:.3f}, {band_hi:.3f}]"
         )
     else:
-        verdict, reason = (
-            "inconclusive",
-            (f"interval [{lo:.3f}, {hi:.3f}] straddles the band edge; more replicas or larger x would settle it"),
-        )
+        rule, verdict = "straddle", "inconclusive"
+        reason = f"interval [{lo:.3f}, {hi:.3f}] straddles the band edge; more replicas or larger x would settle it"
     return ExponentTest(
         exponent=est,
         ci_low=lo,
@@ -330,9 +425,31 @@ def test_limit(
         gof_pvalue=gof,
         replicas=R,
         bound_only=bool(bound_only),
+        admissible=admissible,
         verdict=verdict,
+        rule=rule,
         reason=reason,
     )
+
+
+def _grew(S, predicted, bound_only, tq):
+    """Whether the deviation of the estimates from ``predicted`` grew from their closest approach
+    (the point of smallest mean deviation) to the last point: larger at the last point than at
+    every point from the closest approach on, in the replica mean and with the paired difference to
+    each of them significant (its interval, of half-width ``tq`` standard errors, above 0)."""
+    R, m = S.shape
+    if m < 2:
+        return False
+    side = 1.0 if bound_only or S[:, -1].mean() >= predicted else -1.0
+    e = side * (S - predicted)  # deviation toward the last estimate's side
+    dev = e.mean(axis=0) if bound_only else np.abs(S.mean(axis=0) - predicted)
+    closest = int(np.argmin(dev))
+    if closest == m - 1 or np.any(dev[closest:-1] >= dev[-1]):
+        return False
+    # paired growth to the last point: its deviation (on its side) minus each earlier one's size
+    d = e[:, -1:] - (e[:, closest:-1] if bound_only else np.abs(S[:, closest:-1] - predicted))
+    lo = d.mean(axis=0) - tq * d.std(axis=0, ddof=1) / math.sqrt(R)
+    return bool(np.all(lo > 0))
 
 
 def iterations_to(logK: Sequence[float] | np.ndarray, logS: Sequence[float] | np.ndarray, level: float) -> float:

@@ -37,7 +37,7 @@ from .claims.delays import check_delay_consensus, check_delay_rate, check_delays
 from .claims.exponents import check_complexity, check_consensus_rate, check_linear_speedup, check_stationarity_rate
 from .claims.schedules import check_mixing_constants
 from .config import FULL, PRESETS, QUICK, SuiteConfig, config_from_dict, validate_config
-from .criteria import EPS, RATE_DELTA, RATE_OMEGA, RATIO_OMEGAS
+from .criteria import EPS, RATE_CORRECTION, RATE_DELTA, RATE_OMEGA, RATIO_CORRECTION, RATIO_OMEGAS
 from .departures import NONE, Perturbed, Variant
 from .experiments import (
     EXPERIMENT_ORDER,
@@ -88,6 +88,8 @@ __all__ = [
     "CLAIMS",
     "RATE_DELTA",
     "RATE_OMEGA",
+    "RATE_CORRECTION",
+    "RATIO_CORRECTION",
     "exit_status",
     "irregular_exponential",
     "resolve_problem",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["EPS", "RATE_DELTA", "RATE_OMEGA", "RATIO_OMEGAS"]
+__all__ = ["EPS", "RATE_DELTA", "RATE_OMEGA", "RATIO_OMEGAS", "RATE_CORRECTION", "RATIO_CORRECTION"]
 
 
 EPS = np.finfo(float).eps
@@ -30,3 +30,19 @@ RATE_OMEGA = 0.5
 #: bound's expansion in gamma ~ K^-1/2 has O(gamma) and O(gamma^2) relative terms, and the O(gamma)
 #: part can cancel (it does when the nodes' Hessians agree), so both are fitted (docs/theory.md).
 RATIO_OMEGAS = (0.5, 1.0)
+
+
+#: The largest admissible correction of an exponent estimate (local slope in K, slope in n) at the
+#: first point of its ladder, decaying like x^-1/2 from there: an estimate outside the band widened
+#: by it at the last point cannot reach the band (rates.test_limit, the reach rule). 0.5 bounds the
+#: slope correction omega u / (1 + u) of A K^p (1 + u), u ~ K^-1/2, whenever the higher-order terms
+#: lie between -1/2 and 1 times the leading term at the first K (docs/theory.md, "Testing an exponent").
+RATE_CORRECTION = 0.5
+
+
+#: The admissible correction of a log ratio: none is fixed in advance (None: the reach rule is off for
+#: the ratio claims). The bounds' higher-order terms, evaluated on the runs, exceed the leading term 10
+#: to 10^4 times (docs/theory.md), so they admit any ratio the runs could show; a size fixed without
+#: them would fail honest problems whose heterogeneity makes the topology's terms large at every K.
+#: The ratio claims fail by the growth rule and the extrapolation.
+RATIO_CORRECTION = None

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ... import rates
-from ..criteria import RATE_DELTA, RATE_OMEGA, RATIO_OMEGAS
+from ..criteria import RATE_CORRECTION, RATE_DELTA, RATE_OMEGA, RATIO_CORRECTION, RATIO_OMEGAS
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
@@ -26,7 +26,26 @@ __all__ = [
     "exponent_test",
     "limit_test",
     "all_finite",
+    "RATE_RULES",
+    "RATIO_RULES",
 ]
+
+#: The model-free failures of an exponent claim (rates.test_limit, rules 1-3), as the criteria state them.
+RATE_RULES = (
+    "fail also, whatever the fit, if the exponent does not decay at the end (the last local interval reaches 0, "
+    "above the band), if its deviation from the prediction grew from its closest approach to the end of the "
+    "ladder, or if the last local "
+    f"interval lies outside the band widened by the admissible correction {RATE_CORRECTION:g} (x_1/x)^1/2; an "
+    "extrapolation that carries the last estimate more than delta toward the band (or against the last step) "
+    "is inconclusive"
+)
+
+#: The same for a limit of log ratios: no correction size is admitted in advance (RATIO_CORRECTION).
+RATIO_RULES = (
+    "fail also, whatever the fit, if the deviation from the limit grew from its closest approach to the end of "
+    "the ladder; an extrapolation "
+    "that carries the last estimate more than delta toward the band (or against the last step) is inconclusive"
+)
 
 
 def combine(verdicts: Collection[str]) -> str:
@@ -89,7 +108,9 @@ def undetermined(
         gof_pvalue=None,
         replicas=0,
         bound_only=bool(bound_only),
+        admissible=None,
         verdict="inconclusive",
+        rule="degenerate",
         reason=reason,
     )
 
@@ -115,6 +136,7 @@ def exponent_test(
     predicted: float,
     omega: float | tuple[float, ...] = RATE_OMEGA,
     bound_only: bool = False,
+    correction: float | None = RATE_CORRECTION,
     what: str = "the series",
 ) -> rates.ExponentTest:
     """:func:`sgpverify.rates.test_exponent` with the suite's band, or an inconclusive test
@@ -123,7 +145,9 @@ def exponent_test(
     why = _degenerate(x, Y, what, 2, positive=True)
     if why is not None:
         return undetermined(predicted, why, omega, bound_only)
-    return rates.test_exponent(x, Y, predicted=predicted, delta=RATE_DELTA, omega=omega, bound_only=bound_only)
+    return rates.test_exponent(
+        x, Y, predicted=predicted, delta=RATE_DELTA, omega=omega, bound_only=bound_only, correction=correction
+    )
 
 
 def limit_test(
@@ -133,6 +157,8 @@ def limit_test(
     predicted: float,
     omega: float | tuple[float, ...] = RATE_OMEGA,
     bound_only: bool = False,
+    correction: float | None = None,
+    decay: bool = False,
     what: str = "the estimates",
 ) -> rates.ExponentTest:
     """:func:`sgpverify.rates.test_limit` with the suite's band, or an inconclusive test
@@ -141,7 +167,16 @@ def limit_test(
     why = _degenerate(x, S, what, 2, positive=False)
     if why is not None:
         return undetermined(predicted, why, omega, bound_only)
-    return rates.test_limit(x, S, predicted=predicted, delta=RATE_DELTA, omega=omega, bound_only=bound_only)
+    return rates.test_limit(
+        x,
+        S,
+        predicted=predicted,
+        delta=RATE_DELTA,
+        omega=omega,
+        bound_only=bound_only,
+        correction=correction,
+        decay=decay,
+    )
 
 
 def all_finite(*values: float | None) -> bool:
@@ -157,7 +192,14 @@ def log_ratio_limit(
         S = np.array(
             [np.log(np.asarray(get[K, num]["stationarity"]) / np.asarray(get[K, den]["stationarity"])) for K in Ks]
         ).T
-    return limit_test(Ks, S, predicted=0.0, omega=RATIO_OMEGAS, what=f"log stationarity ratio {num}/{den}")
+    return limit_test(
+        Ks,
+        S,
+        predicted=0.0,
+        omega=RATIO_OMEGAS,
+        correction=RATIO_CORRECTION,
+        what=f"log stationarity ratio {num}/{den}",
+    )
 
 
 def series(runs: Iterable[Mapping[str, Any]], key: str, Ks: Iterable[int]) -> np.ndarray:

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..criteria import RATE_DELTA, RATIO_OMEGAS
+from ..criteria import RATE_DELTA, RATIO_CORRECTION, RATIO_OMEGAS
 from ..records import Claim, make_control
-from .common import all_finite, combine, fmt, limit_test, log_ratio_limit, series
+from .common import RATIO_RULES, all_finite, combine, fmt, limit_test, log_ratio_limit, series
 
 if TYPE_CHECKING:
     from ..config import SuiteConfig
@@ -52,7 +52,14 @@ def check_topologies(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
         with np.errstate(divide="ignore", invalid="ignore"):  # zeros, NaN: an inconclusive test says so
             Y = np.log(series(sch["runs"], "stationarity", Ks) / B)
             c = np.exp(np.log(series(sch["runs"], "consensus", Ks) / series(ref["runs"], "consensus", Ks)).mean(0))
-        t = limit_test(Ks, Y, predicted=0.0, omega=RATIO_OMEGAS, what=f"log stationarity ratio {label}/exponential")
+        t = limit_test(
+            Ks,
+            Y,
+            predicted=0.0,
+            omega=RATIO_OMEGAS,
+            correction=RATIO_CORRECTION,
+            what=f"log stationarity ratio {label}/exponential",
+        )
         tests[label] = t
         verdicts.append(t.verdict)
         parts.append(
@@ -83,7 +90,7 @@ TOPOLOGY_RATIO = Claim(
     "log of the stationarity ratio to the exponential graph, paired by replica, at each K "
     "of topology_Ks, extrapolated to K -> oo with K^-1/2 and K^-1 correction terms",
     f"pass iff, for every compared schedule, the 95% interval of the limit lies in 0 +- {RATE_DELTA}; fail "
-    "iff outside, or the ratios recede from 1; inconclusive otherwise",
+    "iff outside; inconclusive otherwise; " + RATIO_RULES,
     _SHARED_NOISE_COMPARED,
     check_topologies,
 )
@@ -99,9 +106,17 @@ def check_peers(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     with np.errstate(divide="ignore", invalid="ignore"):  # zeros, NaN: an inconclusive test says so
         S = np.log(series(b["runs"], "stationarity", Ks) / series(a["runs"], "stationarity", Ks))
         C = np.log(series(b["runs"], "consensus", Ks) / series(a["runs"], "consensus", Ks))
-    ts = limit_test(x, S, predicted=0.0, omega=RATIO_OMEGAS, what="log stationarity ratio")
+    ts = limit_test(x, S, predicted=0.0, omega=RATIO_OMEGAS, correction=RATIO_CORRECTION, what="log stationarity ratio")
     # "improves": the limit of the log consensus ratio lies below 0 (an upper bound at 0)
-    tc = limit_test(x, C, predicted=-RATE_DELTA, omega=RATIO_OMEGAS, bound_only=True, what="log consensus ratio")
+    tc = limit_test(
+        x,
+        C,
+        predicted=-RATE_DELTA,
+        omega=RATIO_OMEGAS,
+        bound_only=True,
+        correction=RATIO_CORRECTION,
+        what="log consensus ratio",
+    )
     s2_ok = None if not all_finite(a["S2"], b["S2"]) else b["S2"] < a["S2"]
     verdicts = [ts.verdict, tc.verdict, "inconclusive" if s2_ok is None else ("pass" if s2_ok else "fail")]
     qa, qb = (sch["q_exact"] if sch.get("q_exact") is not None else sch.get("q_lyapunov") for sch in (a, b))
@@ -142,7 +157,7 @@ PEERS = Claim(
     "by replica, extrapolated to K -> oo; S2 of both schedules; q reported",
     f"pass iff the stationarity limit's 95% interval lies in 0 +- {RATE_DELTA}, the consensus limit's interval "
     "lies below 0 and S2 is smaller; fail iff either limit's interval lies on the wrong side or S2 is "
-    "larger; inconclusive otherwise",
+    "larger; inconclusive otherwise; " + RATIO_RULES,
     _SHARED_NOISE_COMPARED,
     check_peers,
 )
@@ -176,8 +191,22 @@ def check_scaling(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
             detail="the separate contributions do not add up to a positive consensus average",
         )
     add = np.log(add / B)
-    tj = limit_test(x, joint, predicted=math.log(s2), omega=RATIO_OMEGAS, what="log consensus ratio, both scaled")
-    ta = limit_test(x, add, predicted=math.log(s2), omega=RATIO_OMEGAS, what="log consensus ratio, additive")
+    tj = limit_test(
+        x,
+        joint,
+        predicted=math.log(s2),
+        omega=RATIO_OMEGAS,
+        correction=RATIO_CORRECTION,
+        what="log consensus ratio, both scaled",
+    )
+    ta = limit_test(
+        x,
+        add,
+        predicted=math.log(s2),
+        omega=RATIO_OMEGAS,
+        correction=RATIO_CORRECTION,
+        what="log consensus ratio, additive",
+    )
     rn = np.exp(np.log(get["noise"] / B).mean(0))
     rh = np.exp(np.log(get["heterogeneity"] / B).mean(0))
     # the shares of noise and heterogeneity at the largest K, from the separate scalings
@@ -207,7 +236,7 @@ CONSENSUS_SCALING = Claim(
     "log ratios of the consensus average (both scaled / base; noise-scaled + heterogeneity-"
     "scaled - base over base), paired by replica, extrapolated to K -> oo with K^-1/2 and K^-1 terms",
     f"pass iff both limits' 95% intervals lie in log(s^2) +- {RATE_DELTA}; fail iff either lies outside; "
-    "inconclusive otherwise",
+    "inconclusive otherwise; " + RATIO_RULES,
     make_control(
         "no-debias",
         "push-sum without de-biasing (z = x) on a schedule whose weights move",
@@ -251,8 +280,8 @@ BASELINES = Claim(
     ("baselines",),
     "log of the stationarity ratio to AllReduce, paired by replica, at each K, extrapolated "
     "to K -> oo with K^-1/2 and K^-1 correction terms",
-    f"pass iff the 95% interval of each limit lies in 0 +- {RATE_DELTA}; fail iff outside, or the ratios "
-    "recede from 1; inconclusive otherwise",
+    f"pass iff the 95% interval of each limit lies in 0 +- {RATE_DELTA}; fail iff outside; inconclusive "
+    "otherwise; " + RATIO_RULES,
     make_control(
         "no-debias", "SGP without de-biasing (z = x) on a schedule whose weights move", ("baselines",), debias=False
     ),

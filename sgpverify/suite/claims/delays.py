@@ -10,7 +10,7 @@ import numpy as np
 from ... import theory
 from ..criteria import RATE_DELTA
 from ..records import Claim, make_control
-from .common import all_finite, combine, exponent_result, exponent_test, fmt, log_ratio_limit
+from .common import RATE_RULES, RATIO_RULES, all_finite, combine, exponent_result, exponent_test, fmt, log_ratio_limit
 
 if TYPE_CHECKING:
     from ..config import SuiteConfig
@@ -59,7 +59,7 @@ DELAY_ROBUSTNESS = Claim(
     "log of the stationarity ratio tau / tau=0, paired by replica, at each K, extrapolated "
     "to K -> oo with K^-1/2 and K^-1 correction terms",
     f"pass iff, for every tau, the 95% interval of the limit lies in 0 +- {RATE_DELTA} (the exponent test's "
-    "rules); fail iff outside, or the ratios recede from 1; inconclusive otherwise",
+    "rules); fail iff outside; inconclusive otherwise; " + RATIO_RULES,
     make_control(
         "message-loss",
         "0.1% of the delayed runs' messages lost in flight (tau = 0 reference intact)",
@@ -92,8 +92,8 @@ DELAY_RATE = Claim(
     "tau-OSGP: the stationarity average decays like K^-1/2 for every tau (random delays up to tau)",
     ("delays",),
     "extrapolated exponent in K of the stationarity average per tau in taus (> 0), on the K of Ks",
-    f"pass iff, for every tau, the 95% interval lies in -1/2 +- {RATE_DELTA}; fail iff outside, or the local "
-    "slopes recede from the band; inconclusive otherwise (as for stationarity-rate)",
+    f"pass iff, for every tau, the 95% interval lies in -1/2 +- {RATE_DELTA}; fail iff outside; inconclusive "
+    "otherwise (as for stationarity-rate); " + RATE_RULES,
     make_control(
         "constant-step", "gamma = sqrt(n/K_min) at every K instead of sqrt(n/K)", ("delays",), step="constant"
     ),

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ... import rates
-from ..criteria import RATE_DELTA
+from ..criteria import RATE_CORRECTION, RATE_DELTA
 from ..records import Claim, make_control
-from .common import exponent_result, exponent_test, limit_test, undetermined
+from .common import RATE_RULES, exponent_result, exponent_test, limit_test, undetermined
 
 if TYPE_CHECKING:
     from ..config import SuiteConfig
@@ -115,8 +115,7 @@ STATIONARITY_RATE = Claim(
     "regressed on K^-1/2), t interval over replicas",
     f"pass iff the 95% interval lies in -1/2 +- {RATE_DELTA} on every schedule; fail iff outside (two-sided: "
     "with noise the rate is attained); inconclusive if the K^-1/2 correction model is rejected "
-    "(p < 0.01) or the interval is wider than delta; fail also if the local slopes move away from the band and the "
-    "last lies outside it",
+    "(p < 0.01) or the interval is wider than delta; " + RATE_RULES,
     make_control("constant-step", "gamma = sqrt(n/K_min) at every K instead of sqrt(n/K)", ("rates",), step="constant"),
     check_stationarity_rate,
 )
@@ -133,7 +132,7 @@ CONSENSUS_RATE = Claim(
     ("rates",),
     "extrapolated exponent in K of the consensus average",
     f"pass iff the 95% interval lies in -1 +- {RATE_DELTA} on every schedule; fail iff outside; "
-    "inconclusive as for stationarity-rate",
+    "inconclusive and fail also as for stationarity-rate",
     make_control(
         "no-debias",
         "push-sum without de-biasing (z = x) on a schedule whose weights move",
@@ -174,7 +173,7 @@ def check_linear_speedup(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, An
             slopes.append((Y - Y.mean(axis=1, keepdims=True)) @ uc / float(uc @ uc))
         Sl = np.array(slopes).T  # (R, m)
         # the slope in n at K is p + b K^(-1/2) + ...: its limit as K -> oo is the speedup exponent
-        t = limit_test(Ks, Sl, predicted=-0.5, what=f"{label} slope in n")
+        t = limit_test(Ks, Sl, predicted=-0.5, correction=RATE_CORRECTION, decay=True, what=f"{label} slope in n")
         tests[label] = t
         verdicts.append(t.verdict)
         parts.append(
@@ -191,7 +190,7 @@ LINEAR_SPEEDUP = Claim(
     ("speedup",),
     "slope in n of the stationarity average at each K, extrapolated in K^-1/2 to K -> oo",
     f"pass iff the 95% interval of the extrapolated slope lies in -1/2 +- {RATE_DELTA} on every schedule; "
-    "fail iff outside; inconclusive otherwise",
+    "fail iff outside; inconclusive otherwise; " + RATE_RULES,
     make_control(
         "shared-noise",
         "gradient noise of the declared variance common to all nodes (workers seeded alike): "
@@ -238,7 +237,7 @@ def check_complexity(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     for j, lev in enumerate(levels):
         LK = np.array([[rates.iterations_to(logK, Y[r], lev) for logK, Y in ladders] for r in range(R)])  # (R, len(ns))
         E[:, j] = (LK - LK.mean(axis=1, keepdims=True)) @ uc / float(uc @ uc)
-    t = limit_test(Ts, E, predicted=-1.0, what="slope of log K_n(eps) in log n")
+    t = limit_test(Ts, E, predicted=-1.0, correction=RATE_CORRECTION, decay=True, what="slope of log K_n(eps) in log n")
     detail = (
         f"{cx.get('schedule', 'exponential')}, n = {', '.join(map(str, ns))}, budgets T = nK = "
         f"{', '.join(map(str, Ts))} ({note}): levels "
@@ -267,7 +266,8 @@ ITERATION_COMPLEXITY = Claim(
     ("complexity",),
     "slope in log n of log K_n(eps) (log-log interpolation along each n's ladder of budgets "
     "T = nK), at levels eps set by the budgets, extrapolated as T -> oo with a T^-1/2 term",
-    f"pass iff the 95% interval of the limit lies in -1 +- {RATE_DELTA}; fail iff outside; inconclusive otherwise",
+    f"pass iff the 95% interval of the limit lies in -1 +- {RATE_DELTA}; fail iff outside; inconclusive otherwise; "
+    + RATE_RULES,
     make_control(
         "shared-noise",
         "gradient noise of the declared variance common to all nodes (workers seeded alike)",
