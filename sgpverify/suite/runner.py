@@ -146,7 +146,7 @@ def plan_units(
     Examples
     --------
     >>> [k for k, v in plan_units(only=["theorem1-bound"])]
-    ['mixing', 'theorem', 'weights']
+    ['mixing', 'theorem', 'weights', 'declared']
     """
     if only is not None:
         unknown = sorted(set(only) - set(CHECK_NAMES))

@@ -26,6 +26,7 @@ __all__ = [
     "exponent_test",
     "limit_test",
     "all_finite",
+    "expo",
     "RATE_RULES",
     "RATIO_RULES",
 ]
@@ -177,6 +178,11 @@ def limit_test(
         correction=correction,
         decay=decay,
     )
+
+
+def expo(v: float) -> float:
+    """``exp(v)``, inf beyond the float range (a spoiled series can carry a huge log ratio)."""
+    return math.exp(v) if v < 709.0 else (math.inf if v == v else v)
 
 
 def all_finite(*values: float | None) -> bool:

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..criteria import RATE_DELTA, RATIO_CORRECTION, RATIO_OMEGAS
 from ..records import Claim, make_control
-from .common import RATIO_RULES, all_finite, combine, fmt, limit_test, log_ratio_limit, series
+from .common import RATIO_RULES, all_finite, combine, expo, fmt, limit_test, log_ratio_limit, series
 
 if TYPE_CHECKING:
     from ..config import SuiteConfig
@@ -69,7 +69,7 @@ def check_topologies(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
             f"x{c[-1]:.3g} at K={Ks[-1]} (S2 {fmt(sch['S2'])} vs {fmt(ref['S2'])}; "
             f"q {fmt(sch['q'])} vs {fmt(ref['q'])})"
         )
-        short.append(f"{label} {math.exp(t.exponent):.3f}")
+        short.append(f"{label} {expo(t.exponent):.3f}")
     return dict(
         verdict=combine(verdicts),
         measured="ratio limit " + ", ".join(short),
@@ -140,7 +140,7 @@ def check_peers(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     )
     return dict(
         verdict=combine(verdicts),
-        measured=f"stationarity ratio limit {math.exp(ts.exponent):.3f}; consensus x{math.exp(tc.exponent):.3f}; "
+        measured=f"stationarity ratio limit {expo(ts.exponent):.3f}; consensus x{expo(tc.exponent):.3f}; "
         f"S2 {fmt(a['S2'])} -> {fmt(b['S2'])}",
         predicted=f"stationarity 1 (log +- {RATE_DELTA:g}); consensus and S2 smaller",
         detail=detail,
@@ -221,7 +221,7 @@ def check_scaling(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     )
     return dict(
         verdict=combine([tj.verdict, ta.verdict]),
-        measured=f"both x{math.exp(tj.exponent):.3f}, additive x{math.exp(ta.exponent):.3f}",
+        measured=f"both x{expo(tj.exponent):.3f}, additive x{expo(ta.exponent):.3f}",
         predicted=f"x{s2:g} (log +- {RATE_DELTA:g})",
         detail=detail,
         extra={"joint": tj.to_dict(), "additive": ta.to_dict(), "shares": [a_n, a_h]},
@@ -265,7 +265,7 @@ def check_baselines(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
             parts.append(
                 f"{label} {alg}/allreduce by K " + ", ".join(f"{K}: {v:.3f}" for K, v in zip(Ks, ratios)) + f"; {t}"
             )
-            short.append(f"{label.split('(')[0]} {alg} {math.exp(t.exponent):.3f}")
+            short.append(f"{label.split('(')[0]} {alg} {expo(t.exponent):.3f}")
     return dict(
         verdict=combine(verdicts),
         measured="ratio limit " + ", ".join(short),

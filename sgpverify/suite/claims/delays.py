@@ -10,7 +10,17 @@ import numpy as np
 from ... import theory
 from ..criteria import RATE_DELTA
 from ..records import Claim, make_control
-from .common import RATE_RULES, RATIO_RULES, all_finite, combine, exponent_result, exponent_test, fmt, log_ratio_limit
+from .common import (
+    RATE_RULES,
+    RATIO_RULES,
+    all_finite,
+    combine,
+    expo,
+    exponent_result,
+    exponent_test,
+    fmt,
+    log_ratio_limit,
+)
 
 if TYPE_CHECKING:
     from ..config import SuiteConfig
@@ -42,7 +52,7 @@ def check_delays(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
             + ", ".join(f"{K}: {v:.3f}" for K, v in zip(Ks, ratios))
             + f"; log-ratio limit {t}; consensus x{c2:.2f} at K={Ks[-1]}"
         )
-        short.append(f"{tau}: {math.exp(t.exponent):.3f}")
+        short.append(f"{tau}: {expo(t.exponent):.3f}")
     return dict(
         verdict=combine(verdicts),
         measured="ratio limit by tau " + ", ".join(short),

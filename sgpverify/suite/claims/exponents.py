@@ -10,7 +10,7 @@ import numpy as np
 from ... import rates
 from ..criteria import RATE_CORRECTION, RATE_DELTA
 from ..records import Claim, make_control
-from .common import RATE_RULES, exponent_result, exponent_test, limit_test, undetermined
+from .common import RATE_RULES, expo, exponent_result, exponent_test, limit_test, undetermined
 
 if TYPE_CHECKING:
     from ..config import SuiteConfig
@@ -241,7 +241,7 @@ def check_complexity(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     detail = (
         f"{cx.get('schedule', 'exponential')}, n = {', '.join(map(str, ns))}, budgets T = nK = "
         f"{', '.join(map(str, Ts))} ({note}): levels "
-        + ", ".join(f"{math.exp(v):.3g}" for v in levels)
+        + ", ".join(f"{expo(v):.3g}" for v in levels)
         + "; slope of log K_n(eps) in log n by level "
         + ", ".join(f"{v:.3f}" for v in E.mean(0))
         + f"; limit {t}"
@@ -255,7 +255,7 @@ def check_complexity(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
             "exponent": t.exponent,
             "interval": [t.ci_low, t.ci_high],
             "test": t.to_dict(),
-            "levels": [math.exp(v) for v in levels],
+            "levels": [expo(v) for v in levels],
         },
     )
 
