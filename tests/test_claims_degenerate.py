@@ -180,3 +180,24 @@ def test_no_check_raises_on_a_single_K_point():
         res = suite.evaluate(claim, cfg, data)
         if claim.name in ("stationarity-rate", "consensus-rate", "delay-rate", "linear-speedup"):
             assert res["verdict"] == "inconclusive", (claim.name, res)
+
+
+def test_rates_outside_the_step_size_regime_are_inconclusive(tiny):
+    # push-sum weights that fall (random peer with delays: to 1e-3) push the effective step gamma / w_min
+    # past 1/L: the analysis says nothing there, so the rate claims say inconclusive, not fail
+    cfg, clean = tiny
+    data = copy.deepcopy(clean)
+    L = data["rates"]["constants"]["L"]
+    for key in ("rates", "speedup"):
+        for sch in data[key]["schedules"].values():
+            for r in sch["runs"]:
+                r["effective_step"], r["weight_min"] = 50.0 / L, 1e-3
+    for r in data["complexity"]["runs"]:
+        r["effective_step"] = 50.0 / L
+    for name in ("stationarity-rate", "consensus-rate", "linear-speedup", "iteration-complexity"):
+        res = suite.evaluate(suite.BY_NAME[name], cfg, data)
+        assert res["verdict"] == "inconclusive" and "outside the step-size regime" in res["detail"], (name, res)
+    # within the regime the same checks judge the data
+    assert (
+        "outside the step-size regime" not in suite.evaluate(suite.BY_NAME["stationarity-rate"], cfg, clean)["detail"]
+    )

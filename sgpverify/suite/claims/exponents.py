@@ -10,12 +10,13 @@ import numpy as np
 from ... import rates
 from ..criteria import RATE_CORRECTION, RATE_DELTA
 from ..records import Claim, make_control
-from .common import RATE_RULES, expo, exponent_result, exponent_test, limit_test, undetermined
+from .common import RATE_RULES, all_finite, expo, exponent_result, exponent_test, limit_test, undetermined
 
 if TYPE_CHECKING:
     from ..config import SuiteConfig
 
 __all__ = [
+    "outside_step_regime",
     "STATIONARITY_RATE",
     "CONSENSUS_RATE",
     "LINEAR_SPEEDUP",
@@ -78,12 +79,43 @@ def leading_constants(entry: dict[str, Any], runs: list[dict[str, Any]]) -> tupl
     return C, f"normalised by the leading constant f(xbar^0) - f* + L sigma^2/2 = {lo:.4g}..{hi:.4g} across n"
 
 
+def outside_step_regime(runs: list[dict[str, Any]], L_of: Any) -> str | None:
+    """Why the runs are outside the step-size regime of the analysis, or None.
+
+    The descent inequality (a), and every rate derived from it, needs each node's effective step
+    ``gamma / w_i`` at most 1/L. Where push-sum weights fall (random schedules with delays: down to
+    1e-3), the effective step ``gamma / w_min`` of a run exceeds 1/L, and its measured rate says nothing
+    about the claim (the threshold of Theorem 1 is not reached): the check is inconclusive there.
+    ``L_of(run)`` gives the declared L of the run's problem.
+    """
+    worst = None
+    for r in runs:
+        eff, L = r.get("effective_step"), L_of(r)
+        if eff is not None and L and all_finite(eff, L) and eff * L > 1.0:
+            if worst is None or eff * L > worst[0] * worst[1]:
+                worst = (eff, L, r)
+    if worst is None:
+        return None
+    eff, L, r = worst
+    return (
+        f"outside the step-size regime of the analysis: at K = {r['K']} (n = {r['n']}) the effective step "
+        f"gamma / w_min = {eff:.3g} exceeds 1/L = {1 / L:.3g} (push-sum weights down to {r['weight_min']:.3g})"
+    )
+
+
 def _rate_check(cfg, data, key, predicted, xkey="K"):
     parts, verdicts, tests = [], [], {}
+    L = data["rates"].get("constants", {}).get("L")
     for label, sch in data["rates"]["schedules"].items():
         runs = sch["runs"]
         x = [r["K"] for r in runs]
         Y = np.array([r[key] for r in runs]).T
+        why = outside_step_regime(runs, lambda r: L)
+        if why is not None:
+            tests[label] = undetermined(predicted, why)
+            verdicts.append("inconclusive")
+            parts.append(f"{label}: {why}")
+            continue
         t = exponent_test(x, Y, predicted=predicted, what=f"{label} {key}")
         tests[label] = t
         verdicts.append(t.verdict)
@@ -159,6 +191,9 @@ def check_linear_speedup(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, An
     for label, sch in sp_["schedules"].items():
         get = {(r["n"], r["K"]): r for r in sch["runs"]}
         Cn, note = leading_constants(sp_, sch["runs"])
+        why = outside_step_regime(sch["runs"], lambda r: sp_.get("constants_by_n", {}).get(str(r["n"]), {}).get("L"))
+        if why is not None:
+            Cn, note = None, why
         if Cn is None:
             tests[label] = undetermined(-0.5, note)
             verdicts.append("inconclusive")
@@ -217,6 +252,9 @@ def check_complexity(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
             detail="a slope in log n and its limit in T need at least 2 sizes n and 2 budgets T",
         )
     Cn, note = leading_constants(cx, cx["runs"])
+    why = outside_step_regime(cx["runs"], lambda r: cx.get("constants_by_n", {}).get(str(r["n"]), {}).get("L"))
+    if why is not None:
+        Cn, note = None, why
     if Cn is None:
         return dict(
             verdict="inconclusive",
