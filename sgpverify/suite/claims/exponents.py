@@ -82,16 +82,18 @@ def leading_constants(entry: dict[str, Any], runs: list[dict[str, Any]]) -> tupl
 def outside_step_regime(runs: list[dict[str, Any]], L_of: Any) -> str | None:
     """Why the runs are outside the step-size regime of the analysis, or None.
 
-    The descent inequality (a), and every rate derived from it, needs each node's effective step
-    ``gamma / w_i`` at most 1/L. Where push-sum weights fall (random schedules with delays: down to
-    1e-3), the effective step ``gamma / w_min`` of a run exceeds 1/L, and its measured rate says nothing
-    about the claim (the threshold of Theorem 1 is not reached): the check is inconclusive there.
-    ``L_of(run)`` gives the declared L of the run's problem.
+    A node's own update moves its de-biased point by the effective step ``gamma / w_i`` times its
+    gradient; beyond 2/L, a gradient step on an L-smooth function can diverge, and no regime of the
+    analysis covers the run (Theorem 1's threshold on K is far away). Where push-sum weights fall
+    (random schedules with delays: down to 1e-3), the effective step ``gamma / w_min`` of a run exceeds
+    2/L, and its measured rate says nothing about the claim: the check is inconclusive there, saying so.
+    ``L_of(run)`` gives the declared L of the run's problem. (On the defaults every such run has
+    ``gamma / w_min <= 0.47``, against 2/L = 1.33.)
     """
     worst = None
     for r in runs:
         eff, L = r.get("effective_step"), L_of(r)
-        if eff is not None and L and all_finite(eff, L) and eff * L > 1.0:
+        if eff is not None and L and all_finite(eff, L) and eff * L > 2.0:
             if worst is None or eff * L > worst[0] * worst[1]:
                 worst = (eff, L, r)
     if worst is None:
@@ -99,7 +101,8 @@ def outside_step_regime(runs: list[dict[str, Any]], L_of: Any) -> str | None:
     eff, L, r = worst
     return (
         f"outside the step-size regime of the analysis: at K = {r['K']} (n = {r['n']}) the effective step "
-        f"gamma / w_min = {eff:.3g} exceeds 1/L = {1 / L:.3g} (push-sum weights down to {r['weight_min']:.3g})"
+        f"gamma / w_min = {eff:.3g} exceeds 2/L = {2 / L:.3g}, beyond which a gradient step can diverge "
+        f"(push-sum weights down to {r['weight_min']:.3g})"
     )
 
 
