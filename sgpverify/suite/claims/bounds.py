@@ -151,10 +151,11 @@ def check_descent(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
             verdicts.append("pass" if m - tq * se <= 0 else "fail")
             note = ""
         worst = max(worst, rel) if math.isfinite(rel) else worst
+        inv_L = r["gamma"] / r["gamma_L"] if r["gamma_L"] else math.inf  # 1/L = gamma / (gamma L)
         parts.append(
             f"{r['label']} K={r['K']}: LHS/RHS = {rel:.3g} (gamma L = {r['gamma_L']:.2f}; weights down to "
             f"{r['weight_min']:.2g}, effective step gamma/w_min = {r['effective_step']:.3g} vs 1/L = "
-            f"{1 / (r['gamma_L'] / r['gamma']):.3g}){note}"
+            f"{inv_L:.3g}){note}"
         )
     return dict(
         verdict=combine(verdicts),
