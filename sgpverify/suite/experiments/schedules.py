@@ -57,13 +57,15 @@ def exp_mixing(
         topo = make(cfg.n, seed)
         if variant.disconnect:
             topo = disconnected(topo)
-        # the assumptions over every step any run takes: connectivity streamed over the longest run
-        rep = check_mixing(
-            topo, tau=cfg.tau, delay=cfg.delay, horizon=cfg.mixing_horizon, seed=seed, run_steps=steps
-        ).to_dict()
+        rep = check_mixing(topo, tau=cfg.tau, delay=cfg.delay, horizon=cfg.mixing_horizon, seed=seed).to_dict()
+        # the assumptions over every step any run takes: connectivity streamed, once, over the longest
+        # run, the Theorem 1 run included (its length follows from the envelope just measured)
         K = theorem_run_length(cfg, theorem_threshold(cfg, L, rep["C"], rep["q"])) if rep["C"] is not None else None
-        if K is not None and K > steps and rep["run_B"] is not None:  # the theorem's run is longer: stream it too
-            run = run_connectivity(topo, K, cfg.mixing_horizon)
+        rep["run_steps"] = max(steps, K or 0)
+        if rep["B"] is not None:  # without a B over the horizon there is nothing to stream (a violation already)
+            run = run_connectivity(
+                topo, rep["run_steps"], cfg.mixing_horizon, B_horizon=rep["B"] if cfg.tau == 0 else None
+            )
             violation = run.pop("run_violation")
             rep.update(run)
             if violation is not None:
