@@ -19,6 +19,7 @@ __all__ = [
     "combine",
     "mean_se",
     "exponent_result",
+    "log_ratio",
     "log_ratio_limit",
     "series",
     "fmt",
@@ -190,14 +191,18 @@ def all_finite(*values: float | None) -> bool:
     return all(v is not None and math.isfinite(v) for v in values)
 
 
+def log_ratio(num: ArrayLike, den: ArrayLike) -> np.ndarray:
+    """``log(num / den)`` elementwise, quietly: zeros and NaN give -inf, inf or NaN, which the exponent
+    and limit tests then report as inconclusive (saying why)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(np.asarray(num, dtype=float) / np.asarray(den, dtype=float))
+
+
 def log_ratio_limit(
     get: Mapping[tuple[int, Hashable], Mapping[str, Any]], Ks: Sequence[int], num: Hashable, den: Hashable
 ) -> rates.ExponentTest:
     """test_limit of log(num/den) of the stationarity averages, paired by replica, as K -> oo."""
-    with np.errstate(divide="ignore", invalid="ignore"):  # zeros and NaN: an inconclusive test says so
-        S = np.array(
-            [np.log(np.asarray(get[K, num]["stationarity"]) / np.asarray(get[K, den]["stationarity"])) for K in Ks]
-        ).T
+    S = np.array([log_ratio(get[K, num]["stationarity"], get[K, den]["stationarity"]) for K in Ks]).T
     return limit_test(
         Ks,
         S,

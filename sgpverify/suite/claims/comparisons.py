@@ -9,7 +9,7 @@ import numpy as np
 
 from ..criteria import RATE_DELTA, RATIO_CORRECTION, RATIO_OMEGAS
 from ..records import Claim, make_control
-from .common import RATIO_RULES, all_finite, combine, expo, fmt, limit_test, log_ratio_limit, series
+from .common import RATIO_RULES, all_finite, combine, expo, fmt, limit_test, log_ratio, log_ratio_limit, series
 
 if TYPE_CHECKING:
     from ..config import SuiteConfig
@@ -49,9 +49,8 @@ def check_topologies(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     for label, sch in tp["schedules"].items():
         if label in (tp["reference"], tp["more_peers"]):
             continue
-        with np.errstate(divide="ignore", invalid="ignore"):  # zeros, NaN: an inconclusive test says so
-            Y = np.log(series(sch["runs"], "stationarity", Ks) / B)
-            c = np.exp(np.log(series(sch["runs"], "consensus", Ks) / series(ref["runs"], "consensus", Ks)).mean(0))
+        Y = log_ratio(series(sch["runs"], "stationarity", Ks), B)
+        c = np.exp(log_ratio(series(sch["runs"], "consensus", Ks), series(ref["runs"], "consensus", Ks)).mean(0))
         t = limit_test(
             Ks,
             Y,
@@ -103,9 +102,8 @@ def check_peers(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     Ks = list(cfg.topology_Ks)
     a, b = tp["schedules"][tp["reference"]], tp["schedules"][tp["more_peers"]]
     x = np.asarray(Ks, float)
-    with np.errstate(divide="ignore", invalid="ignore"):  # zeros, NaN: an inconclusive test says so
-        S = np.log(series(b["runs"], "stationarity", Ks) / series(a["runs"], "stationarity", Ks))
-        C = np.log(series(b["runs"], "consensus", Ks) / series(a["runs"], "consensus", Ks))
+    S = log_ratio(series(b["runs"], "stationarity", Ks), series(a["runs"], "stationarity", Ks))
+    C = log_ratio(series(b["runs"], "consensus", Ks), series(a["runs"], "consensus", Ks))
     ts = limit_test(x, S, predicted=0.0, omega=RATIO_OMEGAS, correction=RATIO_CORRECTION, what="log stationarity ratio")
     # "improves": the limit of the log consensus ratio lies below 0 (an upper bound at 0)
     tc = limit_test(

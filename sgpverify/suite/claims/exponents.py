@@ -10,7 +10,7 @@ import numpy as np
 from ... import rates
 from ..criteria import RATE_CORRECTION, RATE_DELTA
 from ..records import Claim, make_control
-from .common import RATE_RULES, all_finite, expo, exponent_result, exponent_test, limit_test, undetermined
+from .common import RATE_RULES, all_finite, expo, exponent_result, exponent_test, limit_test, log_ratio, undetermined
 
 if TYPE_CHECKING:
     from ..config import SuiteConfig
@@ -204,8 +204,7 @@ def check_linear_speedup(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, An
             continue
         slopes = []  # (R, len(Ks)) slope in n at each K
         for K in Ks:
-            with np.errstate(divide="ignore", invalid="ignore"):  # zeros, NaN: an inconclusive test says so
-                Y = np.log(np.array([np.asarray(get[n, K]["stationarity"]) / Cn[n] for n in ns]).T)  # (R, len(ns))
+            Y = log_ratio([get[n, K]["stationarity"] for n in ns], [[Cn[n]] for n in ns]).T  # (R, len(ns))
             u = np.log(np.asarray(ns, float))
             uc = u - u.mean()
             slopes.append((Y - Y.mean(axis=1, keepdims=True)) @ uc / float(uc @ uc))
@@ -265,10 +264,7 @@ def check_complexity(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
             predicted=f"-1 +- {RATE_DELTA:g}",
             detail=f"{cx.get('schedule', 'exponential')}: {note}",
         )
-    with np.errstate(divide="ignore", invalid="ignore"):  # zeros, NaN: an inconclusive test says so
-        get = {
-            (r["n"], r["budget"]): np.log(np.asarray(r["stationarity"], float) / Cn[int(r["n"])]) for r in cx["runs"]
-        }
+    get = {(r["n"], r["budget"]): log_ratio(r["stationarity"], Cn[int(r["n"])]) for r in cx["runs"]}
     R = len(next(iter(get.values())))
     levels = [float(np.mean([get[n, T].mean() for n in ns])) for T in Ts]
     u = np.log(np.asarray(ns, float))
