@@ -126,9 +126,14 @@ def test_engine_equals_per_node_message_loop(kw):
 def test_mass_and_weight_conserved_with_delays_and_send_before_step(topo, tau, delay, seed, before):
     prob = Noisy(topo.n, 3)
     K = 15
-    tr = sv.simulate(
-        prob, topo, step_size=0.2, n_iter=K, x0=np.ones(3), tau=tau, delay=delay, seed=seed, send_before_step=before
-    )
+    try:
+        tr = sv.simulate(
+            prob, topo, step_size=0.2, n_iter=K, x0=np.ones(3), tau=tau, delay=delay, seed=seed, send_before_step=before
+        )
+    except sv.MixingAssumptionError as exc:
+        # the engine refuses a schedule whose weights collapse: only one not strongly connected over the run
+        assert not graphs.is_strongly_connected(topo.n, topo.union(0, K)), exc
+        return
     # round-off in the scale of the applied steps gamma * (noise + c |z|): on
     # schedules that are not strongly connected a node that never receives has
     # w -> 0 and z = x / w grows geometrically, and so does the scale

@@ -257,6 +257,7 @@ def simulate(
         delay=model.name if model is not None else None,
         seed=seed if not isinstance(seed, np.random.SeedSequence) else None,
         effective_step_max=float(effective),
+        state_max=rec.state_max,
         **out,
     )
 

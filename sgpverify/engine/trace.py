@@ -45,6 +45,9 @@ class Trace:
     algorithms without weights). :func:`~sgpverify.engine.simulate` warns
     (:class:`~sgpverify.errors.EffectiveStepWarning`) when it exceeds ``1/L``.
 
+    ``state_max``: the largest ``|x|`` of a real node's numerator at any record, the scale of the
+    round-off in ``mass_error`` (NaN when the mass is not tracked).
+
     ``seed``: the seed used (fresh entropy when ``simulate`` got None), so
     that passing it back repeats the run bit for bit.
 
@@ -78,6 +81,7 @@ class Trace:
     effective_step_max: float
     z_history: np.ndarray | None = None
     step_sq: np.ndarray | None = None
+    state_max: float = math.nan
 
     SERIES = (
         "consensus",
@@ -168,6 +172,7 @@ class Recorder:
             ser["weight_lost"][...] = 0.0
         if not track_mass:
             ser["mass_error"][...] = np.nan
+        self.state_max = 0.0 if track_mass else math.nan  # max |x| over the records: the round-off scale
         self.last_record = 0  # the iteration of the last record
         self.n_rec = 0  # records taken
         chunk = DEFER_ELEMS // (n * R * d)
@@ -251,6 +256,8 @@ class Recorder:
         if not math.isfinite(np.add.reduce(tot, axis=None) if w_ones else tot.sum() + tot_w.sum()):
             check_finite(X, w, k, self.gamma, problem, self.last_record, stepper.w_low)
         self.last_record = k
+        if track_mass:
+            self.state_max = max(self.state_max, float(X.max()), -float(X.min()))
         if w_ones or not self.debias:  # x / 1 is x, bit for bit; the broken variant outputs x itself
             Zr = X
         else:

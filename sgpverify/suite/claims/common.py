@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from scipy import stats
 
 from ... import rates
 from ..criteria import RATE_CORRECTION, RATE_DELTA, RATE_OMEGA, RATIO_CORRECTION, RATIO_OMEGAS
@@ -30,6 +32,12 @@ __all__ = [
     "expo",
     "RATE_RULES",
     "RATIO_RULES",
+    "CONSENSUS_REGIME_RULE",
+    "consensus_regime",
+    "unless_pre_asymptotic",
+    "unless_faster",
+    "outside_step_regime",
+    "FASTER_RULE",
 ]
 
 #: The model-free failures of an exponent claim (rates.test_limit, rules 1-3), as the criteria state them.
@@ -47,6 +55,8 @@ RATIO_RULES = (
     "fail also, whatever the fit, if the deviation from the limit grew from its closest approach to the end of "
     "the ladder; an extrapolation "
     "that carries the last estimate more than delta toward the band (or against the last step) is inconclusive"
+    "; a failure of either kind is inconclusive where the consensus average of a compared run still decays, "
+    "but slower than K^-1, at the end of the ladder (" + "the consensus regime" + ")"
 )
 
 
@@ -222,3 +232,109 @@ def series(runs: Iterable[Mapping[str, Any]], key: str, Ks: Iterable[int]) -> np
 def fmt(v: float | None) -> str:
     """A number in 3 significant digits, or ``None``."""
     return "None" if v is None else f"{v:.3g}"
+
+
+#: The consensus-regime rule of the ratio claims, as the criteria and docs/theory.md state it.
+CONSENSUS_REGIME_RULE = (
+    "a ratio claim's higher-order terms are those of the consensus error, which the analysis bounds as "
+    "O(1/K) against the leading O(K^-1/2); where a compared run's consensus average decays at the end of the "
+    f"ladder (its last local slope's interval below 0) but slower than K^-1 (the interval above -1 + {RATE_DELTA:g}), "
+    "those terms are not yet of higher order, and a deviation of the ratio is not decisive"
+)
+
+
+def consensus_regime(runs: Iterable[Mapping[str, Any]], label: str) -> str | None:
+    """Why the consensus average of ``runs`` (one schedule's ladder) is pre-asymptotic at the end of
+    the ladder, or None: its last local slope in K decays significantly (interval below 0) but
+    significantly slower than K^-1 (interval above ``-1 + RATE_DELTA``). A consensus average that
+    does not decay at all is no regime of the claim (its mechanism is broken), so it gives None."""
+    get = {r["K"]: r for r in runs}
+    Ks = sorted(get)
+    if len(Ks) < 2:
+        return None
+    a, b = (np.asarray(get[K]["consensus"], dtype=float) for K in Ks[-2:])
+    if a.shape != b.shape or a.size < 2 or not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        return None
+    if np.any(a <= 0) or np.any(b <= 0):
+        return None
+    s = np.log(b / a) / math.log(Ks[-1] / Ks[-2])
+    m, se = mean_se(s)
+    tq = float(stats.t.ppf(0.975, s.size - 1))
+    lo, hi = m - tq * se, m + tq * se
+    if hi < 0 and lo > -1.0 + RATE_DELTA:
+        return (
+            f"pre-asymptotic: the consensus average of {label} still decays slower than K^-1 at the end of the "
+            f"ladder (local slope {m:.3f} [{lo:.3f}, {hi:.3f}] between K = {Ks[-2]} and {Ks[-1]}), so its "
+            "higher-order terms are not yet of higher order and the ratio's deviation is not decisive; a longer "
+            "ladder would settle it"
+        )
+    return None
+
+
+def unless_pre_asymptotic(t: rates.ExponentTest, *reasons: str | None) -> rates.ExponentTest:
+    """``t``, or, where it fails by a rule that follows the data (growth, extrapolation) and a compared
+    run is pre-asymptotic (``reasons``, from :func:`consensus_regime`), the same test made
+    inconclusive by the rule ``"consensus-regime"``, saying why."""
+    why = [r for r in reasons if r]
+    if t.verdict != "fail" or t.rule not in ("growth", "extrapolation") or not why:
+        return t
+    return dataclasses.replace(
+        t,
+        verdict="inconclusive",
+        rule="consensus-regime",
+        reason=f"{t.reason}; but " + "; ".join(why),
+    )
+
+
+#: What the rate claims in K say of a decay faster than predicted, as the criteria state it.
+FASTER_RULE = (
+    "a decay faster than the band (the extrapolated exponent and the last local slope both below it) is "
+    "inconclusive, never a failure: Theorem 1 bounds the rate from above, and it is attained only once the "
+    "noise floor dominates"
+)
+
+
+def unless_faster(t: rates.ExponentTest) -> rates.ExponentTest:
+    """``t``, or, where it fails on the fast side (the extrapolated exponent and the last local slope
+    below the band), the same test made inconclusive by the rule ``"faster"``: the analysis bounds
+    the rate from above (O(K^p)); that noise attains it is an asymptotic statement, and a faster
+    decay over the measured range (a transient still dominating) contradicts no bound."""
+    if t.verdict != "fail" or not t.local_slopes:
+        return t
+    low = t.predicted - t.delta
+    if not (t.exponent < low and t.local_slopes[-1] < low):
+        return t
+    return dataclasses.replace(
+        t,
+        verdict="inconclusive",
+        rule="faster",
+        reason=f"{t.reason}; but the decay is faster than predicted, which the analysis (an upper bound on "
+        "the rate) does not exclude before the noise floor dominates; a longer ladder would settle it",
+    )
+
+
+def outside_step_regime(runs: list[dict[str, Any]], L_of: Any) -> str | None:
+    """Why the runs are outside the step-size regime of the analysis, or None.
+
+    A node's own update moves its de-biased point by the effective step ``gamma / w_i`` times its
+    gradient; beyond 2/L, a gradient step on an L-smooth function can diverge, and no regime of the
+    analysis covers the run (Theorem 1's threshold on K is far away). Where push-sum weights fall
+    (random schedules with delays: down to 1e-3), the effective step ``gamma / w_min`` of a run exceeds
+    2/L, and its measured rate says nothing about the claim: the check is inconclusive there, saying so.
+    ``L_of(run)`` gives the declared L of the run's problem. (On the defaults every such run has
+    ``gamma / w_min <= 0.47``, against 2/L = 1.33.)
+    """
+    worst = None
+    for r in runs:
+        eff, L = r.get("effective_step"), L_of(r)
+        if eff is not None and L and all_finite(eff, L) and eff * L > 2.0:
+            if worst is None or eff * L > worst[0] * worst[1]:
+                worst = (eff, L, r)
+    if worst is None:
+        return None
+    eff, L, r = worst
+    return (
+        f"outside the step-size regime of the analysis: at K = {r['K']} (n = {r['n']}) the effective step "
+        f"gamma / w_min = {eff:.3g} exceeds 2/L = {2 / L:.3g}, beyond which a gradient step can diverge "
+        f"(push-sum weights down to {r['weight_min']:.3g})"
+    )

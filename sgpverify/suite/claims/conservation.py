@@ -56,14 +56,15 @@ def check_mass(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
         verdict="pass" if ok else "fail",
         measured=f"mass {worst:.2e} (x{me:.2g} of tol), weight x{we:.2g} of tol",
         predicted="0 (round-off)",
-        detail=f"{len(runs)} SGP runs; tolerance 64 eps K n scale per run",
+        detail=f"{len(runs)} SGP runs; tolerance 64 eps K n scale per run, scale = 1 + the largest |x| or |z| "
+        "the run carried",
         extra={"slack": max(me, we)},
     )
 
 
 MASS_CONSERVATION = Claim(
     "mass-conservation",
-    "THEORY.md sections 2-3: xbar^{k+1} = xbar^k - (gamma/n) sum_i g_i (mass in flight included); weights sum to n",
+    "push-sum: xbar^{k+1} = xbar^k - (gamma/n) sum_i g_i (mass in flight included); weights sum to n",
     RECORDED,
     "max mass and weight error over every SGP run, over 64 eps K n scale",
     "pass iff every mass and weight error is within 64 eps K n scale (round-off)",

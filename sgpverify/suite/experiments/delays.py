@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..departures import NONE, Variant
 from ..products import product_constants
-from ..runs import run_one
+from ..runs import problem_constants, run_one
 from ..setting import resolve_problem, setting_schedules
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ def exp_delays(
     for tau in cfg.taus if variant == NONE else ():  # the schedule's constants: the control's are the same
         pc = product_constants(topo, tau, "random", seed, cfg.bound_horizon)
         products[str(tau)] = {k: pc.get(k) for k in ("S2", "q_tail", "product_note")}
-    return {"runs": runs, "schedule": label, "products": products}
+    return {"runs": runs, "schedule": label, "products": products, "constants": problem_constants(prob)}
 
 
 def complete_delays_control(main: dict, ctl: dict) -> dict:

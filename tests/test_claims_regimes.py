@@ -1,0 +1,149 @@
+"""The regime rules of the claims: where the data are pre-asymptotic, a verdict that would fail
+says inconclusive, and where they are not, it still fails.
+
+- the consensus regime of the ratio claims (a compared run's consensus average still decaying
+  slower than K^-1 at the end of the ladder);
+- faster decay than the upper bound of the rate claims in K;
+- the tau = 0 reference of the delay claims outside the step-size regime;
+- the mass tolerance's scale from the largest numerator a run carried.
+"""
+
+import copy
+import dataclasses
+
+import numpy as np
+import pytest
+
+from sgpverify import problems, rates, simulate, suite
+from sgpverify.graphs import by_name
+from sgpverify.suite.claims.common import consensus_regime, unless_faster, unless_pre_asymptotic
+from sgpverify.suite.claims.delays import reference_outside_regime
+from sgpverify.suite.runs import run_one
+
+from test_claims_degenerate import tiny  # noqa: F401  (the module-scoped run of every experiment)
+
+KS = (512, 1024, 2048, 4096, 8192)
+
+
+def _runs(slope, R=16, noise=0.01, seed=0, start=1.0):
+    """A ladder of run records whose consensus average decays like K^slope, with replica noise."""
+    rng = np.random.default_rng(seed)
+    return [
+        {"K": K, "consensus": (start * (K / KS[0]) ** slope * np.exp(noise * rng.standard_normal(R))).tolist()}
+        for K in KS
+    ]
+
+
+@pytest.mark.parametrize(
+    ("slope", "gated"),
+    [(-0.6, True), (-0.8, True), (-1.0, False), (-1.2, False), (0.05, False), (0.0, False)],
+)
+def test_consensus_regime_gates_only_a_decay_slower_than_one_over_K(slope, gated):
+    why = consensus_regime(_runs(slope), "ring")
+    assert (why is not None) == gated, (slope, why)
+    if gated:
+        assert "ring" in why and "slower than K^-1" in why and "8192" in why
+
+
+def test_consensus_regime_needs_a_significant_decay_and_a_significant_lag():
+    # a noisy slope whose interval reaches 0 or reaches -1 + delta decides nothing
+    assert consensus_regime(_runs(-0.02, noise=0.3), "x") is None
+    assert consensus_regime(_runs(-0.93, noise=0.3), "x") is None
+    # degenerate records: one K, non-finite or non-positive values
+    assert consensus_regime(_runs(-0.6)[:1], "x") is None
+    bad = _runs(-0.6)
+    bad[-1]["consensus"][0] = float("nan")
+    assert consensus_regime(bad, "x") is None
+    bad[-1]["consensus"][0] = 0.0
+    assert consensus_regime(bad, "x") is None
+
+
+def _ratio_test(values):
+    """A limit test of log ratios with the given replica means (a fail by growth or extrapolation)."""
+    rng = np.random.default_rng(1)
+    S = np.asarray(values)[None, :] + 0.003 * rng.standard_normal((16, len(values)))
+    return rates.test_limit(KS, S, predicted=0.0, omega=(0.5, 1.0))
+
+
+def test_a_ratio_failure_in_the_consensus_regime_is_inconclusive_and_says_why():
+    grows = _ratio_test([0.986, 1.135, 1.228, 1.271, 1.287])  # the pre-asymptotic hump of a slow ring
+    assert grows.verdict == "fail" and grows.rule == "growth"
+    why = consensus_regime(_runs(-0.6), "ring-bidir")
+    t = unless_pre_asymptotic(grows, why, None)
+    assert t.verdict == "inconclusive" and t.rule == "consensus-regime"
+    assert grows.reason in t.reason and "ring-bidir" in t.reason
+    assert (t.exponent, t.ci_low, t.ci_high) == (grows.exponent, grows.ci_low, grows.ci_high)
+    # in the regime (the consensus at K^-1), or with no reason, the failure stands
+    assert unless_pre_asymptotic(grows, consensus_regime(_runs(-1.0), "exponential")) is grows
+    assert unless_pre_asymptotic(grows) is grows
+    flat = _ratio_test([1.06, 1.06, 1.06, 1.06, 1.06])  # a limit that is not 0 (shared noise)
+    assert flat.verdict == "fail" and flat.rule == "extrapolation"
+    assert unless_pre_asymptotic(flat, why).verdict == "inconclusive"
+    # a pass or an inconclusive verdict is never touched
+    ok = _ratio_test([0.02, 0.01, 0.005, 0.002, 0.001])
+    assert ok.verdict == "pass" and unless_pre_asymptotic(ok, why) is ok
+
+
+def _rate_test(slopes):
+    rng = np.random.default_rng(2)
+    x = np.sqrt(np.array(KS[1:], float) * np.array(KS[:-1], float))
+    S = np.asarray(slopes)[None, :] + 0.02 * rng.standard_normal((32, len(slopes)))  # the measured spread
+    return rates.test_limit(x, S, predicted=-0.5, correction=0.5, decay=True)
+
+
+def test_a_decay_faster_than_the_upper_bound_is_inconclusive_a_slower_one_fails():
+    fast = _rate_test([-0.661, -0.647, -0.629, -0.608])  # the hypercube's approach from below
+    assert fast.verdict == "fail"
+    t = unless_faster(fast)
+    assert t.verdict == "inconclusive" and t.rule == "faster" and fast.reason in t.reason
+    slow = _rate_test([-0.34, -0.36, -0.37, -0.37])  # a slower decay: the bound is violated
+    assert slow.verdict == "fail" and unless_faster(slow) is slow
+    # a fast extrapolation whose last estimate lies above the band is not "faster"
+    crossing = _rate_test([-0.30, -0.38, -0.44, -0.47])
+    if crossing.verdict == "fail":
+        assert crossing.exponent >= -0.55 or unless_faster(crossing) is crossing
+    ok = _rate_test([-0.52, -0.51, -0.505, -0.502])
+    assert ok.verdict == "pass" and unless_faster(ok) is ok
+
+
+def test_the_delay_claims_are_inconclusive_where_their_reference_is_outside_the_step_regime(tiny):  # noqa: F811
+    cfg, clean = tiny
+    assert reference_outside_regime(clean["delays"]) is None
+    data = copy.deepcopy(clean)
+    L = data["delays"]["constants"]["L"]
+    for r in data["delays"]["runs"]:
+        if r["tau"] == 0:
+            r["effective_step"], r["weight_min"] = 50.0 / L, 1e-3
+    for name in ("delay-robustness", "delay-rate"):
+        res = suite.evaluate(suite.BY_NAME[name], cfg, data)
+        assert res["verdict"] == "inconclusive", (name, res)
+        assert "tau = 0 reference runs are outside the step-size regime" in res["detail"], (name, res)
+    # the delayed runs' own weights do not gate: mass in flight lowers them on honest schedules
+    data = copy.deepcopy(clean)
+    for r in data["delays"]["runs"]:
+        if r["tau"] > 0:
+            r["effective_step"], r["weight_min"] = 50.0 / L, 1e-3
+    assert reference_outside_regime(data["delays"]) is None
+
+
+@pytest.mark.filterwarnings("ignore::sgpverify.errors.EffectiveStepWarning")
+def test_state_max_is_the_largest_numerator_of_any_iterate():
+    # independent computation: the final numerators of every prefix of the same run
+    prob = problems.QuadraticCosine(6, 3, seed=0)
+    topo = by_name("random-peer", 6, seed=1)
+    kw = dict(step_size=0.3, replicas=2, seed=5, tau=2, delay="random", x0=np.full(3, 4.0))
+    tr = simulate(prob, topo, n_iter=40, **kw)
+    prefixes = [np.abs(simulate(prob, topo, n_iter=k, **kw).x).max() for k in range(41)]
+    assert tr.state_max == pytest.approx(max(prefixes), rel=0, abs=0)
+    untracked = simulate(prob, topo, n_iter=5, track_mass=False, **kw)
+    assert np.isnan(untracked.state_max)
+
+
+def test_the_mass_tolerance_scales_with_the_largest_numerator_of_the_run():
+    # a run that starts far out and ends near the minimum: its round-off scale is the start's
+    cfg = dataclasses.replace(suite.QUICK, replicas=2, x0=1000.0)
+    prob = problems.QuadraticCosine(6, 3, seed=0)
+    r = run_one(cfg, prob, by_name("exponential", 6), 256, 0)
+    scale = r["mass_tol"] / (64 * suite.EPS * 256 * 6)
+    assert scale >= 1000.0, scale  # the final iterate alone would give about 1 + |z_K|
+    assert r["mass_error"] <= r["mass_tol"]
