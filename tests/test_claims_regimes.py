@@ -13,14 +13,19 @@ import dataclasses
 
 import numpy as np
 import pytest
+from test_claims_degenerate import tiny  # noqa: F401  (the module-scoped run of every experiment)
 
 from sgpverify import problems, rates, simulate, suite
 from sgpverify.graphs import by_name
-from sgpverify.suite.claims.common import consensus_regime, unless_faster, unless_pre_asymptotic
+from sgpverify.suite.claims.common import (
+    consensus_regime,
+    leading_regime,
+    unless_faster,
+    unless_pre_asymptotic,
+    unless_pre_asymptotic_in_n,
+)
 from sgpverify.suite.claims.delays import reference_outside_regime
 from sgpverify.suite.runs import run_one
-
-from test_claims_degenerate import tiny  # noqa: F401  (the module-scoped run of every experiment)
 
 KS = (512, 1024, 2048, 4096, 8192)
 
@@ -147,3 +152,64 @@ def test_the_mass_tolerance_scales_with_the_largest_numerator_of_the_run():
     scale = r["mass_tol"] / (64 * suite.EPS * 256 * 6)
     assert scale >= 1000.0, scale  # the final iterate alone would give about 1 + |z_K|
     assert r["mass_error"] <= r["mass_tol"]
+
+
+def _stat_runs(slope, R=16, noise=0.01, seed=0):
+    rng = np.random.default_rng(seed)
+    return [
+        {"K": K, "stationarity": ((K / 1024) ** slope * np.exp(noise * rng.standard_normal(R))).tolist()}
+        for K in (1024, 2048, 4096)
+    ]
+
+
+def test_leading_regime_gates_a_claim_in_n_where_some_n_is_not_at_k_to_the_minus_half():
+    fine = {n: _stat_runs(-0.5, seed=n) for n in (4, 8, 16, 32)}
+    assert leading_regime(fine) is None
+    for slope in (-0.75, -0.3, +0.1):
+        runs = {**fine, 32: _stat_runs(slope, seed=99)}
+        why = leading_regime(runs)
+        assert why is not None and "n = 32" in why and "n = 16" not in why, (slope, why)
+    # noise that cannot tell the slope from -1/2 gates nothing
+    assert leading_regime({**fine, 32: _stat_runs(-0.56, noise=0.3)}) is None
+
+
+def test_a_failure_in_n_is_inconclusive_where_some_n_is_pre_asymptotic_by_any_rule():
+    x = np.array([1024.0, 2048.0, 4096.0])
+    rng = np.random.default_rng(4)
+    grows = rates.test_limit(
+        x, np.array([1.24, 1.40, 1.49]) + 0.01 * rng.standard_normal((16, 3)), predicted=-0.5, decay=True
+    )
+    assert grows.verdict == "fail" and grows.rule == "decay"
+    why = leading_regime({32: _stat_runs(0.1)})
+    t = unless_pre_asymptotic_in_n(grows, why)
+    assert t.verdict == "inconclusive" and t.rule == "leading-regime" and grows.reason in t.reason
+    assert unless_pre_asymptotic_in_n(grows, None) is grows
+
+
+def _slow_consensus(data, slope, ratio_scale):
+    """The rates runs' consensus made to decay like K^slope; consensus_max scaled to ratio_scale."""
+    for sch in data["rates"]["schedules"].values():
+        runs = sorted(sch["runs"], key=lambda r: r["K"])
+        K0 = runs[0]["K"]
+        rng = np.random.default_rng(0)
+        for r in runs:
+            R = len(r["consensus"])
+            r["consensus"] = ((r["K"] / K0) ** slope * np.exp(0.005 * rng.standard_normal(R))).tolist()
+            r["consensus_max"] *= ratio_scale
+
+
+def test_a_slow_consensus_far_below_its_bound_is_inconclusive_above_it_fails(tiny):  # noqa: F811
+    cfg, clean = tiny
+    claim = suite.BY_NAME["consensus-rate"]
+    below = copy.deepcopy(clean)
+    _slow_consensus(below, -0.7, 1.0)
+    res = suite.evaluate(claim, cfg, below)
+    assert res["verdict"] == "inconclusive" and "stays below its bound (b2)" in res["detail"], res
+    above = copy.deepcopy(clean)
+    _slow_consensus(above, -0.7, 1e9)  # max_k E Xi^k far above (gamma S2 G2 / delta)^2
+    res = suite.evaluate(claim, cfg, above)
+    assert res["verdict"] == "fail", res
+    # a consensus that does not decay at all fails whatever the bound (the decay rule)
+    flat = copy.deepcopy(clean)
+    _slow_consensus(flat, 0.05, 1.0)
+    assert suite.evaluate(claim, cfg, flat)["verdict"] == "fail"

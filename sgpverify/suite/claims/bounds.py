@@ -24,6 +24,7 @@ __all__ = [
     "check_descent",
     "check_consensus_bound",
     "check_combined_bound",
+    "consensus_bound_ratio",
 ]
 
 
@@ -202,6 +203,19 @@ def _bound_inputs(cfg, data, label, r):
     g2sq = r.get("G2sq")
     G2 = math.sqrt(g2sq) if all_finite(g2sq) and g2sq > 0 else None
     return mx.get("S2"), r["weight_min"], G2
+
+
+def consensus_bound_ratio(data: dict[str, Any], label: str, r: dict[str, Any]) -> float | None:
+    """``max_k E Xi^k`` of run ``r`` of schedule ``label`` over its bound (b2), or None where the
+    bound cannot be evaluated (no mixing data, S2, G2 or delta not finite, or the schedule
+    disconnects in the run)."""
+    if label not in data.get("mixing", {}).get("schedules", {}) or _disconnected_in_run(data, label, []):
+        return None
+    S2, delta, G2 = _bound_inputs(None, data, label, r)
+    if not (all_finite(S2, G2, delta, r["gamma"], r["consensus_max"]) and delta > 0):
+        return None
+    bound = theory.evaluate(theory.CONSENSUS_BOUND_L2, gamma=r["gamma"], S2=S2, G2=G2, delta=delta)
+    return r["consensus_max"] / bound if all_finite(bound) and bound > 0 else None
 
 
 def check_consensus_bound(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:

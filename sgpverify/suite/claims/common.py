@@ -36,6 +36,8 @@ __all__ = [
     "consensus_regime",
     "unless_pre_asymptotic",
     "unless_faster",
+    "leading_regime",
+    "unless_pre_asymptotic_in_n",
     "outside_step_regime",
     "FASTER_RULE",
 ]
@@ -248,23 +250,14 @@ def consensus_regime(runs: Iterable[Mapping[str, Any]], label: str) -> str | Non
     the ladder, or None: its last local slope in K decays significantly (interval below 0) but
     significantly slower than K^-1 (interval above ``-1 + RATE_DELTA``). A consensus average that
     does not decay at all is no regime of the claim (its mechanism is broken), so it gives None."""
-    get = {r["K"]: r for r in runs}
-    Ks = sorted(get)
-    if len(Ks) < 2:
+    got = _last_slope(list(runs), "consensus")
+    if got is None:
         return None
-    a, b = (np.asarray(get[K]["consensus"], dtype=float) for K in Ks[-2:])
-    if a.shape != b.shape or a.size < 2 or not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
-        return None
-    if np.any(a <= 0) or np.any(b <= 0):
-        return None
-    s = np.log(b / a) / math.log(Ks[-1] / Ks[-2])
-    m, se = mean_se(s)
-    tq = float(stats.t.ppf(0.975, s.size - 1))
-    lo, hi = m - tq * se, m + tq * se
+    m, lo, hi, K0, K1 = got
     if hi < 0 and lo > -1.0 + RATE_DELTA:
         return (
             f"pre-asymptotic: the consensus average of {label} still decays slower than K^-1 at the end of the "
-            f"ladder (local slope {m:.3f} [{lo:.3f}, {hi:.3f}] between K = {Ks[-2]} and {Ks[-1]}), so its "
+            f"ladder (local slope {m:.3f} [{lo:.3f}, {hi:.3f}] between K = {K0} and {K1}), so its "
             "higher-order terms are not yet of higher order and the ratio's deviation is not decisive; a longer "
             "ladder would settle it"
         )
@@ -292,6 +285,56 @@ FASTER_RULE = (
     "inconclusive, never a failure: Theorem 1 bounds the rate from above, and it is attained only once the "
     "noise floor dominates"
 )
+
+
+def _last_slope(runs, key):
+    """The last local slope in K of ``key`` over ``runs`` (one ladder), per replica: mean, 95%
+    interval and the two K, or None where the records cannot give one."""
+    get = {r["K"]: r for r in runs}
+    Ks = sorted(get)
+    if len(Ks) < 2:
+        return None
+    a, b = (np.asarray(get[K][key], dtype=float) for K in Ks[-2:])
+    if a.shape != b.shape or a.size < 2 or not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        return None
+    if np.any(a <= 0) or np.any(b <= 0):
+        return None
+    s = np.log(b / a) / math.log(Ks[-1] / Ks[-2])
+    m, se = mean_se(s)
+    tq = float(stats.t.ppf(0.975, s.size - 1))
+    return m, m - tq * se, m + tq * se, Ks[-2], Ks[-1]
+
+
+def leading_regime(runs_by_n: Mapping[int, Iterable[Mapping[str, Any]]]) -> str | None:
+    """Why a claim in n cannot be judged on these runs, or None: at some n the stationarity average
+    does not yet decay like K^-1/2 at the end of that n's K ladder (the interval of its last local
+    slope lies outside -1/2 +- RATE_DELTA, the band of stationarity-rate). A claim in n compares the
+    leading terms at different n; where at some n the leading term does not dominate yet (a
+    transient, or a consensus term that grows with n), the slope in n is not the leading term's."""
+    out = []
+    for n, runs in sorted(runs_by_n.items()):
+        got = _last_slope(list(runs), "stationarity")
+        if got is None:
+            continue
+        m, lo, hi, K0, K1 = got
+        if lo > -0.5 + RATE_DELTA or hi < -0.5 - RATE_DELTA:
+            out.append(f"n = {n}: {m:.3f} [{lo:.3f}, {hi:.3f}] between K = {K0} and {K1}")
+    if not out:
+        return None
+    return (
+        "pre-asymptotic in K: the stationarity average does not yet decay like K^-1/2 at "
+        + "; ".join(out)
+        + f" (outside -0.5 +- {RATE_DELTA:g}), so the leading term does not dominate there and the slope in n is "
+        "not the leading term's; a longer ladder in K would settle it"
+    )
+
+
+def unless_pre_asymptotic_in_n(t: rates.ExponentTest, why: str | None) -> rates.ExponentTest:
+    """``t``, or, where it fails and ``why`` (from :func:`leading_regime`) says that some n is
+    pre-asymptotic, the same test made inconclusive by the rule ``"leading-regime"``."""
+    if t.verdict != "fail" or not why:
+        return t
+    return dataclasses.replace(t, verdict="inconclusive", rule="leading-regime", reason=f"{t.reason}; but {why}")
 
 
 def unless_faster(t: rates.ExponentTest) -> rates.ExponentTest:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -10,17 +11,20 @@ import numpy as np
 from ... import rates
 from ..criteria import RATE_CORRECTION, RATE_DELTA
 from ..records import Claim, make_control
+from .bounds import consensus_bound_ratio
 from .common import (
     FASTER_RULE,
     RATE_RULES,
     expo,
     exponent_result,
     exponent_test,
+    leading_regime,
     limit_test,
     log_ratio,
     outside_step_regime,
     undetermined,
     unless_faster,
+    unless_pre_asymptotic_in_n,
 )
 
 if TYPE_CHECKING:
@@ -89,6 +93,30 @@ def leading_constants(entry: dict[str, Any], runs: list[dict[str, Any]]) -> tupl
     return C, f"normalised by the leading constant f(xbar^0) - f* + L sigma^2/2 = {lo:.4g}..{hi:.4g} across n"
 
 
+def _unless_below_bound(t, ratios, K_last):
+    """A consensus-rate failure on the slow side (the last local slope above the band), by any rule
+    but decay, where every run's consensus stays below its bound (b2): inconclusive, rule
+    ``"below-bound"``. (b2) gives the rate K^-1 through E Xi^k <= (gamma S2 G2 / delta)^2 with gamma =
+    sqrt(n/K); a consensus far below that bound can decay slower over the measured range, and
+    contradicts the analysis only where it would meet the bound: at about K_last r^(-1/(s+1)) for
+    the last ratio r and local slope s, which the reason gives."""
+    if t.verdict != "fail" or t.rule == "decay" or not t.local_slopes:
+        return t
+    s = t.local_slopes[-1]
+    if s <= t.predicted + t.delta or not ratios or any(r is None or not r < 1 for r in ratios):
+        return t
+    r = ratios[-1]
+    meet = K_last * r ** (-1.0 / (s + 1.0)) if s > -1.0 and r > 0 else math.inf
+    return dataclasses.replace(
+        t,
+        verdict="inconclusive",
+        rule="below-bound",
+        reason=f"{t.reason}; but the consensus stays below its bound (b2) in every run (max_k E Xi^k / bound "
+        f"<= {max(ratios):.3g}), which implies the rate K^-1 only where the two meet: at the last local slope "
+        f"{s:.3f} and ratio {r:.3g} that is K ~ {meet:.3g}; a ladder to there would settle it",
+    )
+
+
 def _rate_check(cfg, data, key, predicted, xkey="K"):
     parts, verdicts, tests = [], [], {}
     L = data["rates"].get("constants", {}).get("L")
@@ -103,6 +131,8 @@ def _rate_check(cfg, data, key, predicted, xkey="K"):
             parts.append(f"{label}: {why}")
             continue
         t = unless_faster(exponent_test(x, Y, predicted=predicted, what=f"{label} {key}"))
+        if key == "consensus":
+            t = _unless_below_bound(t, [consensus_bound_ratio(data, label, r) for r in runs], x[-1])
         tests[label] = t
         verdicts.append(t.verdict)
         w = (min(r["weight_min"] for r in runs), max(r["weight_max"] for r in runs))
@@ -148,9 +178,11 @@ def check_consensus_rate(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, An
 CONSENSUS_RATE = Claim(
     "consensus-rate",
     "Theorem 1: (1/K) sum_k (1/n) sum_i E||xbar^k - z_i^k||^2 = O(1/K)",
-    ("rates",),
+    ("rates", "mixing"),
     "extrapolated exponent in K of the consensus average",
-    f"pass iff the 95% interval lies in -1 +- {RATE_DELTA} on every schedule; fail iff outside; "
+    f"pass iff the 95% interval lies in -1 +- {RATE_DELTA} on every schedule; fail iff outside; a failure on "
+    "the slow side (by any rule but decay) is inconclusive where every run's consensus stays below its bound "
+    "(b2), which implies the rate only where the two meet; "
     "inconclusive and fail also as for stationarity-rate",
     make_control(
         "no-debias",
@@ -195,6 +227,7 @@ def check_linear_speedup(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, An
         Sl = np.array(slopes).T  # (R, m)
         # the slope in n at K is p + b K^(-1/2) + ...: its limit as K -> oo is the speedup exponent
         t = limit_test(Ks, Sl, predicted=-0.5, correction=RATE_CORRECTION, decay=True, what=f"{label} slope in n")
+        t = unless_pre_asymptotic_in_n(t, leading_regime({n: [get[n, K] for K in Ks] for n in ns}))
         tests[label] = t
         verdicts.append(t.verdict)
         parts.append(
@@ -259,6 +292,7 @@ def check_complexity(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
         LK = np.array([[rates.iterations_to(logK, Y[r], lev) for logK, Y in ladders] for r in range(R)])  # (R, len(ns))
         E[:, j] = (LK - LK.mean(axis=1, keepdims=True)) @ uc / float(uc @ uc)
     t = limit_test(Ts, E, predicted=-1.0, correction=RATE_CORRECTION, decay=True, what="slope of log K_n(eps) in log n")
+    t = unless_pre_asymptotic_in_n(t, leading_regime({n: [r for r in cx["runs"] if r["n"] == n] for n in ns}))
     detail = (
         f"{cx.get('schedule', 'exponential')}, n = {', '.join(map(str, ns))}, budgets T = nK = "
         f"{', '.join(map(str, Ts))} ({note}): levels "
