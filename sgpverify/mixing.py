@@ -6,12 +6,13 @@ A mixing matrix is a ``scipy.sparse`` CSR array of shape ``(n, n)``;
 ``P[i, j]`` is the share that node ``j`` sends to node ``i``, so every column
 sums to one (column-stochastic) and the push-sum recursion reads
 ``X^{k+1} = P^(k) (X^k - gamma G^k)``, ``w^{k+1} = P^(k) w^k``
-(THEORY.md section 2).
+(docs/theory.md section 1b, "Algorithm 1 (SGP)").
 
 Delays: a delay matrix has the sparsity of ``P`` and integer entries in
 ``0..tau``, the delay of each message (the diagonal, the self share, is never
-delayed). :func:`augment` builds the ``n(tau+1)`` matrix of THEORY.md section 3
-whose rows ``r*n + i`` hold node i's mass that is ``r`` steps from arriving.
+delayed). :func:`augment` builds the ``n(tau+1)`` matrix of
+docs/theory.md section 1b, "Delays and the augmented matrix", whose rows
+``r*n + i`` hold node i's mass that is ``r`` steps from arriving.
 
 Examples
 --------
@@ -100,7 +101,7 @@ def push_matrix(topo: Topology, k: int) -> sp.csr_array:
 
     Notes
     -----
-    THEORY.md section 2: each sender chooses only its own outgoing shares
+    docs/theory.md section 1b, "Algorithm 1 (SGP)": each sender chooses only its own outgoing shares
     (the paper: uniform ``1/(out-degree + 1)``).
 
     Examples
@@ -390,7 +391,7 @@ def delay_matrix(P: ArrayLike | sp.sparray | sp.spmatrix, model: DelayModel, k: 
 def augment(
     P: ArrayLike | sp.sparray | sp.spmatrix, delays: ArrayLike | sp.sparray | sp.spmatrix | None, tau: int
 ) -> sp.csr_array:
-    """The delay-augmented column-stochastic matrix of THEORY.md section 3.
+    """The delay-augmented column-stochastic matrix (docs/theory.md section 1b, "Delays and the augmented matrix").
 
     With ``N = n(tau+1)`` rows, row ``r*n + i`` is "node i, delay r" (r = 0 the
     real node). For each message ``j -> i`` (``i != j``) with delay r:

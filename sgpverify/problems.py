@@ -1,6 +1,7 @@
 """Nonconvex test problems with certified constants.
 
-Every problem implements the Problem protocol of DESIGN.md:
+Every problem implements the Problem protocol (its required part is
+:class:`ProblemProtocol`; :func:`check_problem` checks it):
 
 - ``n_nodes``, ``dim`` and the constants ``L`` (each f_i is L-smooth),
   ``sigma2`` (bound on the stochastic-gradient variance of every node),

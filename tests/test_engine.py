@@ -1,5 +1,5 @@
 """Tests of sgpverify.engine against independent computations:
-the dense augmented recursion (THEORY.md section 3), the per-node message loop
+the dense augmented recursion (docs/theory.md section 1b), the per-node message loop
 of sgpverify.testing.reference, plain SGD, and exact averaging."""
 
 import numpy as np

@@ -1,6 +1,6 @@
 """Tests of sgpverify.graphs: the edge contract, the exponential schedule of
-THEORY.md section 4, exact averaging, push-matrix stochasticity, relabelling
-and the error grammar of DESIGN.md.
+docs/theory.md section 1b, exact averaging, push-matrix stochasticity, relabelling
+and the error grammar of docs/contributing.md ("Habits").
 
 Reference values are computed independently of the package (integer
 arithmetic, numpy base conversion, networkx edge lists, explicit loops).
@@ -272,7 +272,7 @@ def test_schedule_switches_parts(repeat):
 
 
 # --------------------------------------------------------------------------
-# the exponential schedule (THEORY.md section 4)
+# the exponential schedule (docs/theory.md section 1b)
 # --------------------------------------------------------------------------
 
 
@@ -320,7 +320,7 @@ def test_exponential_p_peers_offsets_no_self_no_duplicates():
 
 def test_exponential_rounds_n244_p2_is_six():
     assert 3**5 == 243
-    # the defect of THEORY.md section 4: a float log gives one round too few
+    # the defect of docs/theory.md section 1b: a float log gives one round too few
     assert int(math.log(243, 3)) + 1 == 5
     assert len(graphs.exponential_rounds(244, peers=2)) == 6
     assert graphs.exponential(244, peers=2).period == 6
@@ -524,7 +524,7 @@ def test_exponential_zero_exact_message():
 # stochastic_gradient_push, gossip/graph_manager.py), written from their
 # description: each rank has a "phone book" of peer offsets; step k uses
 # entries k*p .. k*p + p - 1 (mod its length) for p peers per step. Compared only
-# where the authors' code is free of its known defects (THEORY.md section 4):
+# where the authors' code is free of its known defects (docs/theory.md section 1b):
 # no repeated or zero offsets in the book.
 
 

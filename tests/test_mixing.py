@@ -1,5 +1,5 @@
 """Tests of sgpverify.mixing: push and Metropolis weights, validation of user
-matrices, delay models and the delay augmentation of THEORY.md section 3.
+matrices, delay models and the delay augmentation of docs/theory.md section 1b.
 
 The central check compares the augmented recursion with an independent,
 message-by-message simulation of delayed push-sum (a Python loop over nodes
@@ -28,7 +28,7 @@ EPS = np.finfo(float).eps
 
 
 def reference_augment(P, D, tau):
-    """THEORY.md section 3, entry by entry (dense, explicit loops)."""
+    """docs/theory.md section 1b ("Delays and the augmented matrix"), entry by entry (dense, explicit loops)."""
     P = np.asarray(P, dtype=float)
     n = P.shape[0]
     N = n * (tau + 1)

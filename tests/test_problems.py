@@ -1,5 +1,5 @@
 """Tests of sgpverify.problems: the certified constants L, sigma2, zeta2 and
-f_lower of every built-in problem, the Problem protocol of DESIGN.md, the data
+f_lower of every built-in problem, the Problem protocol of sgpverify.problems, the data
 splits of NonconvexLogistic and the error grammar.
 
 The references are independent of the package: smoothness is measured on

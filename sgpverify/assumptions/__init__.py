@@ -1,7 +1,8 @@
 """Numerical checks of the mixing assumptions of the SGP analysis.
 
 :func:`check_mixing` measures, over a finite horizon, every quantity that the
-analysis assumes of the mixing matrices ``P^(k)`` (THEORY.md sections 5-6):
+analysis assumes of the mixing matrices ``P^(k)`` (docs/theory.md: (A3)-(A5) of section 1 and section 1b,
+"Connectivity and products of mixing matrices"):
 column-stochasticity, non-negativity, positive self-weights, the window length
 B of strong connectivity and the diameter Delta of the window unions, the
 contraction constants C and q of the products ``P^(k:s)``, and the push-sum

@@ -1,9 +1,10 @@
 """Connectivity of a schedule: the window length B of strong connectivity and the diameter.
 
 :func:`find_B` finds the smallest B such that every window of B consecutive
-steps has a strongly connected union graph (B-strong connectivity, THEORY.md
-section 5); :func:`diameter` measures the diameter Delta of such a union
-(exact up to :data:`EXACT_DIAMETER_MAX` vertices, else an upper bound from
+steps has a strongly connected union graph (B-strong connectivity,
+docs/theory.md section 1b, "Connectivity and products of mixing matrices");
+:func:`diameter` measures the diameter Delta of such a union (exact up to
+:data:`EXACT_DIAMETER_MAX` vertices, else an upper bound from
 :func:`diameter_bounds`). :func:`pattern_edges` and :func:`union_graph` turn
 matrices into the edge arrays and union graphs these work on.
 """

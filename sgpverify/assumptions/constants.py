@@ -59,7 +59,8 @@ def theory_constants(
 
     Notes
     -----
-    THEORY.md section 6 (Nedic and Olshevsky, IEEE TAC 2016): in general
+    docs/theory.md section 1b, "Connectivity and products of mixing matrices"
+    (Nedic and Olshevsky, IEEE TAC 2016): in general
     ``delta >= 1/N^(N B)`` and ``q <= (1 - 1/N^(N B))^(1/B)``; for regular
     (doubly stochastic) schedules ``delta = 1`` and
     ``q <= min((1 - 1/(4 N^3))^(1/B), max_k sigma_2(P^(k)))``. The constant
@@ -208,7 +209,7 @@ def theorem1_threshold(C: float, q: float, n: int, L: float, *, log10_gap_q: flo
 
 @dataclasses.dataclass(frozen=True)
 class NedicOlshevsky:
-    """Nedic-Olshevsky constants (THEORY.md section 6) and their hypotheses.
+    """Nedic-Olshevsky constants and their hypotheses (docs/theory.md section 1b).
 
     Attributes
     ----------
@@ -253,10 +254,10 @@ def nedic_olshevsky_constants(
     -----
     Hypotheses of the lemma (:data:`NEDIC_OLSHEVSKY_HYPOTHESES`): column
     stochastic with a positive diagonal, a uniform lower bound on positive
-    entries, B-strong connectivity. Delay-augmented matrices (THEORY.md
-    section 3) have a ZERO diagonal on their buffer rows, so for tau > 0
-    they fall outside the lemma: the constants are then evaluated for
-    ``N = n (tau + 1)`` as a reading of the paper's construction, not as a
+    entries, B-strong connectivity. Delay-augmented matrices
+    (docs/theory.md section 1b, "Delays and the augmented matrix") have a
+    ZERO diagonal on their buffer rows, so for tau > 0 they fall outside the
+    lemma: the constants are then evaluated for ``N = n (tau + 1)`` as a reading of the paper's construction, not as a
     consequence of the lemma (see :func:`nedic_olshevsky_hypotheses`).
 
     Examples

@@ -5,7 +5,7 @@ One process per node. Messages are point-to-point non-blocking sends
 push-sum weight together; every rank follows the same :class:`~sgpverify.graphs.Topology`
 as the simulator. A node keeps computing and folds messages in as they arrive,
 blocking only for a message sent more than ``tau`` iterations ago
-(THEORY.md section 3): ``tau = 0`` is synchronous SGP, ``tau >= 1`` is
+(docs/theory.md section 1b, "Delays and the augmented matrix"): ``tau = 0`` is synchronous SGP, ``tau >= 1`` is
 tau-OSGP with real asynchrony. AllReduce SGD (``dist.all_reduce``) and D-PSGD
 (Metropolis weights, symmetric exchange) are the baselines.
 

@@ -26,7 +26,8 @@ class GossipSGD:
     step on the numerator ``x`` (float64) with local momentum (never
     communicated), then pushes shares of ``(x, w)`` to this step's
     out-neighbours and folds in what has arrived, blocking only for messages
-    more than ``tau`` steps old (THEORY.md sections 2-3).
+    more than ``tau`` steps old (docs/theory.md section 1b, "Algorithm 1 (SGP)"
+    and "Delays and the augmented matrix").
 
     Parameters
     ----------

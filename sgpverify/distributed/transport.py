@@ -3,7 +3,7 @@
 :class:`PushSumChannel` exchanges push-sum messages point to point
 (``isend``/``irecv`` tagged by iteration, numerator share and weight together),
 folding in what has arrived and blocking only for messages more than ``tau``
-iterations late (THEORY.md section 3). torch is imported inside the functions
+iterations late (docs/theory.md section 1b, "Delays and the augmented matrix"). torch is imported inside the functions
 that use it.
 """
 

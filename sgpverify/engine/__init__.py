@@ -9,7 +9,7 @@ once); push-sum weights ``w`` of shape ``(n, R)``. Messages in flight live in
 an inbox ring of ``tau + 1`` slots, slot ``(k + 1 + r) mod (tau + 1)`` holding
 the mass that arrives at step ``k + 1 + r``: the state memory is
 ``(tau + 2) n R d`` numbers, and the recursion is exactly the augmented one of
-THEORY.md section 3 (row ``r*n + i`` of the augmented state = slot of arrival
+docs/theory.md section 1b, "Delays and the augmented matrix" (row ``r*n + i`` of the augmented state = slot of arrival
 step ``k + 1 + r``).
 
 Small states (issue 11) avoid numpy call overhead without changing a bit:

@@ -394,6 +394,7 @@ def check_connected(mixer: Mixer, w: np.ndarray, k: int, alarm: float) -> float:
         raise MixingAssumptionError(
             f"schedule is not strongly connected {span}: {who}; "
             f"the push-sum weight of node {i} fell to {float(w.min()):.3g} at iteration {k}, so z = x / w "
-            f"grows without bound (the SGP analysis assumes B-strong connectivity, THEORY.md section 5)"
+            f"grows without bound (the SGP analysis assumes B-strong connectivity: docs/theory.md section 1b, "
+            f"'Connectivity and products of mixing matrices')"
         )
     return float(w.min()) * _WEIGHT_ALARM_STEP

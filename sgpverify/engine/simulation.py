@@ -86,7 +86,7 @@ def simulate(
     nesterov : bool
         Nesterov momentum (the paper's experiments: 0.9).
     send_before_step : bool
-        The authors' overlap variant (THEORY.md section 3): the gossip mixes
+        The authors' overlap variant (docs/theory.md section 1b, "Send-before-step"): the gossip mixes
         ``X`` before the gradient step, ``X <- P X - gamma G``.
     average_every : int, optional
         H for "local-sgd" (default 10).
@@ -132,7 +132,7 @@ def simulate(
 
     Notes
     -----
-    THEORY.md sections 2-3: ``X^{k+1} = P^(k) (X^k - gamma G^k)``,
+    docs/theory.md sections 1 and 1b: ``X^{k+1} = P^(k) (X^k - gamma G^k)``,
     ``w^{k+1} = P^(k) w^k``, gradients at ``z = x / w``; with delays the
     recursion is the augmented one, buffers included in xbar.
 

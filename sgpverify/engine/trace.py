@@ -51,7 +51,7 @@ class Trace:
     ``seed``: the seed used (fresh entropy when ``simulate`` got None), so
     that passing it back repeats the run bit for bit.
 
-    ``xbar`` always counts the mass in flight (THEORY.md section 3).
+    ``xbar`` always counts the mass in flight (docs/theory.md section 1, "The invariant").
     """
 
     algorithm: str

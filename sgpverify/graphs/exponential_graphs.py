@@ -96,7 +96,7 @@ def exponential(n: int, peers: int = 1, bidirectional: bool = False) -> Periodic
 
     Notes
     -----
-    THEORY.md section 4. Every node sends to and receives from the same number
+    docs/theory.md section 1b, "The paper's communication graphs". Every node sends to and receives from the same number
     of peers, so the uniform push matrices are doubly stochastic; the product
     over one period is exactly ``(1/n) 1 1^T`` iff n is a power of ``peers+1``.
 
@@ -155,7 +155,7 @@ def bipartite_exponential(n: int, matching: bool = False) -> PeriodicTopology:
 
     Notes
     -----
-    THEORY.md section 4. Unlike the authors' code, duplicate peers (``n = 4``:
+    docs/theory.md section 1b, "The paper's communication graphs". Unlike the authors' code, duplicate peers (``n = 4``:
     ``+3 = -1``) are dropped.
 
     Examples
@@ -245,7 +245,7 @@ def irregular_exponential(n: int, seed: int | None = None) -> PeriodicTopology:
     """The exponential graph with unequal in-degrees: push-sum weights move.
 
     Step k: every node i sends to ``i + 2^(k mod m)`` (the paper's schedule,
-    THEORY.md section 4) and every third node (``i % 3 == 0``) also sends to
+    docs/theory.md section 1b, "The paper's communication graphs") and every third node (``i % 3 == 0``) also sends to
     ``i - 1``. In-degrees are then unequal, the matrices only column-stochastic,
     and the push-sum weights move (measured: within [0.45, 1.65] for n = 4..64)
     while staying away from zero, so de-biasing ``z = x / w`` matters.
