@@ -43,6 +43,17 @@ multiply-add without it, so every operation rounds as in numpy.
 
 Set the environment variable ``SGPVERIFY_KERNELS=numpy`` to run the numpy
 path even when numba is installed; :func:`check_kernels_setting` validates it.
+
+The compiled kernels are cached on disk in a per-user directory, never in the
+package's ``__pycache__`` (an installed package may be read-only or shared
+between users). :func:`cache_dir` chooses it, in this order: numba's own
+``NUMBA_CACHE_DIR`` when it is set (then left to numba, which caches every
+numba function of the process there); ``$SGPVERIFY_CACHE_DIR/numba``; the
+user's cache directory, ``%LOCALAPPDATA%\\sgpverify\\numba`` on Windows and
+``$XDG_CACHE_HOME/sgpverify/numba`` (default ``~/.cache/sgpverify/numba``)
+elsewhere. Where that directory cannot be created or written, the kernels
+are compiled without a disk cache, afresh in every process (1.5-3 s). The
+cache never changes a bit of the results: it only saves the compilation.
 """
 
 from __future__ import annotations
@@ -50,6 +61,8 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+import tempfile
+import threading
 
 import numpy as np
 
@@ -57,7 +70,7 @@ import numpy as np
 #: compiled (importing it takes about half a second): this is enough to decide.
 HAVE_NUMBA = importlib.util.find_spec("numba") is not None
 
-__all__ = ["available", "enabled", "check_kernels_setting"]
+__all__ = ["available", "enabled", "check_kernels_setting", "cache_dir"]
 
 #: Elements of one block of a row in the by-receiver kernel (8 KB of each array).
 _BLOCK = 1024
@@ -334,15 +347,88 @@ def delayed_step(
     _k("_delayed")(X2, G2, float(a), diag, src, dst, vals, delays, slots, int(s0), w, slots_w)
 
 
+def _user_cache_root() -> str | None:
+    """The per-user cache directory of sgpverify, or None when there is no home directory."""
+    root = os.environ.get("SGPVERIFY_CACHE_DIR", "").strip()
+    if root:
+        return os.path.abspath(os.path.expanduser(root))
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA", "").strip()
+        if not base:
+            base = os.path.join("~", "AppData", "Local")
+    else:
+        base = os.environ.get("XDG_CACHE_HOME", "").strip()
+        if not os.path.isabs(base):  # unset, empty or relative: ignored, as the XDG specification says
+            base = os.path.join("~", ".cache")
+    base = os.path.expanduser(base)
+    if not os.path.isabs(base):  # no home directory to expand "~" into
+        return None
+    return os.path.join(base, "sgpverify")
+
+
+def cache_dir() -> str | None:
+    """The directory in which numba caches the compiled kernels, or None (no disk cache).
+
+    ``NUMBA_CACHE_DIR`` when it is set (numba's own setting, used as numba
+    uses it); else ``numba`` under ``SGPVERIFY_CACHE_DIR`` when that is set,
+    or under the user's cache directory (``%LOCALAPPDATA%\\sgpverify`` on
+    Windows, ``$XDG_CACHE_HOME/sgpverify`` or ``~/.cache/sgpverify``
+    elsewhere). None when that directory cannot be created or written: the
+    kernels are then compiled in every process and cached nowhere, never in
+    the package directory. Read when a kernel is first compiled in a process.
+
+    Examples
+    --------
+    >>> d = cache_dir()
+    >>> d is None or os.path.isabs(d) or d == os.environ.get("NUMBA_CACHE_DIR")
+    True
+    """
+    given = os.environ.get("NUMBA_CACHE_DIR", "")
+    if given:
+        return given
+    root = _user_cache_root()
+    if root is None:
+        return None
+    path = os.path.join(root, "numba")
+    try:
+        os.makedirs(path, exist_ok=True)
+        tempfile.TemporaryFile(dir=path).close()  # the check numba itself makes before caching
+    except OSError:
+        return None
+    return path
+
+
 _jit = {}
+_jit_lock = threading.Lock()
+
+
+def _compile(py_func):
+    """``py_func`` compiled by numba, cached in :func:`cache_dir` (or not cached, where that is None)."""
+    import numba
+
+    where = cache_dir()
+    jit = numba.njit(cache=where is not None, nogil=True, boundscheck=False, fastmath=False)
+    if where is None or os.environ.get("NUMBA_CACHE_DIR", ""):
+        return jit(py_func)
+    # numba picks the cache directory when the dispatcher is made (its locator reads
+    # numba.config.CACHE_DIR, the value of NUMBA_CACHE_DIR at import): set it for these
+    # kernels only, so that other numba code of the process keeps its own cache places.
+    config = numba.config
+    before = config.CACHE_DIR
+    config.CACHE_DIR = where
+    try:
+        return jit(py_func)
+    finally:
+        config.CACHE_DIR = before
 
 
 def _k(name):
     f = _jit.get(name)
     if f is None:
-        import numba
-
-        f = _jit[name] = numba.njit(cache=True, nogil=True, boundscheck=False, fastmath=False)(globals()[name + "_py"])
+        with _jit_lock:
+            f = _jit.get(name)
+            if f is None:
+                f = _jit[name] = _compile(globals()[name + "_py"])
     return f
 
 
