@@ -11,6 +11,7 @@ __all__ = [
     "MixingAssumptionError",
     "SimulationDivergedError",
     "EffectiveStepWarning",
+    "PlatformMismatchWarning",
     "WorkerDiedError",
     "ClusterError",
 ]
@@ -44,7 +45,19 @@ class WorkerDiedError(SGPVerifyError, RuntimeError):
 
 class ClusterError(SGPVerifyError, ValueError):
     """A dask cluster cannot be used: dask missing, no scheduler at the address, no worker,
-    or workers that run other code."""
+    or workers that run other code or library versions."""
+
+
+class PlatformMismatchWarning(UserWarning):
+    """A dask worker runs on another numeric platform than this process.
+
+    Same code and library versions, another numeric fingerprint
+    (:func:`sgpverify.sweep.platform_fingerprint`: another CPU or BLAS/LAPACK
+    build). The worker is used: its results are valid but may differ from a
+    local run's in the last bits (the checks compare with tolerances, so a
+    verdict near no threshold does not move). The units it computes are not
+    cached, and a verify report's ``manifest.json`` lists them.
+    """
 
 
 class EffectiveStepWarning(RuntimeWarning):

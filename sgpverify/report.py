@@ -2,16 +2,17 @@
 
 :func:`write_report` writes ``DIR/report.md``, the figures (PNG), the raw data
 (``data.json``), the checks (``checks.json``) and a manifest (configuration,
-seed, versions). Everything is written into a temporary sibling directory and
+seed, versions, numeric platform). Everything is written into a temporary sibling directory and
 moved into place at the end, so a failure never leaves a half-written report.
 
 :func:`run_configs` runs experiments described by TOML files (see
 ``experiments/``), each split into independent units (:data:`SPLITS`) that run
 on any executor (:mod:`sgpverify.sweep`) with the same bits, caching each unit
 and each merged result by a hash of the configuration, the seed, the sgpverify
-version and its source files (:func:`source_hash`) and the library versions,
-so that an interrupted run resumes, a rerun only replots, and no result
-computed by other code is ever returned.
+version and its source files (:func:`source_hash`), the library versions and
+the numeric platform (:func:`sgpverify.sweep.environment`), so that an
+interrupted run resumes, a rerun only replots, and no result computed by other
+code, or with other rounding, is ever returned.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .serialize import jsonable
-from .sweep import source_hash
+from .sweep import platform_fingerprint, source_hash
 from .validation import read_toml, unknown_key
 from .version import __version__
 
@@ -65,14 +66,44 @@ def _versions():
 
 
 def manifest(
-    config: SuiteConfig | Mapping[str, Any], seed: int, extra: Mapping[str, Any] | None = None
+    config: SuiteConfig | Mapping[str, Any],
+    seed: int,
+    extra: Mapping[str, Any] | None = None,
+    foreign: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
+    """The ``manifest.json`` of a report: what was run, and with what.
+
+    Parameters
+    ----------
+    config : SuiteConfig or dict
+    seed : int
+    extra : dict, optional
+        More entries (``seconds``).
+    foreign : dict, optional
+        ``{unit name: fingerprint}`` of the units that dask workers on another
+        numeric platform computed (:attr:`SuiteResult.foreign`).
+
+    Returns
+    -------
+    dict
+        ``config``, ``seed``, ``versions``, ``platform``, ``cpus`` and
+        ``numeric_platform``: ``fingerprint`` (:func:`platform_fingerprint` of
+        this process), ``machine``, ``mixed`` (whether some units were computed
+        on another numeric platform) and ``foreign_units`` (those units, each
+        with its worker's fingerprint).
+    """
     m = {
         "config": config.to_dict() if hasattr(config, "to_dict") else config,
         "seed": seed,
         "versions": _versions(),
         "platform": platform.platform(),
         "cpus": os.cpu_count(),
+        "numeric_platform": {
+            "fingerprint": platform_fingerprint(),
+            "machine": platform.machine(),
+            "mixed": bool(foreign),
+            "foreign_units": dict(sorted((foreign or {}).items())),
+        },
     }
     if extra:
         m.update(extra)
@@ -149,7 +180,9 @@ def write_report(result: SuiteResult, outdir: str | os.PathLike[str]) -> Path:
         (tmp / "data.json").write_text(json.dumps(jsonable(result.data)))
         (tmp / "checks.json").write_text(json.dumps(jsonable(result.to_dict()), indent=1))
         (tmp / "manifest.json").write_text(
-            json.dumps(jsonable(manifest(result.config, result.seed, {"seconds": result.seconds})), indent=1)
+            json.dumps(
+                jsonable(manifest(result.config, result.seed, {"seconds": result.seconds}, result.foreign)), indent=1
+            )
         )
         cfg = result.config
         lines = [
@@ -165,6 +198,15 @@ def write_report(result: SuiteResult, outdir: str | os.PathLike[str]) -> Path:
             + (f" ({cfg.delay} delays)" if cfg.tau else "")
             + f", x0 = {cfg.x0}.",
             "",
+        ]
+        if result.foreign:
+            lines += [
+                f"Mixed numeric platforms: {len(result.foreign)} unit(s) ran on dask workers whose numeric "
+                f"fingerprint differs from this machine's ({platform_fingerprint()}): their results may differ "
+                f"from a local run's in the last bits (`manifest.json` lists them).",
+                "",
+            ]
+        lines += [
             "| check | measured | predicted | verdict |" + (" control |" if result.controls else "") + " code |",
             "|---|---|---|---|" + ("---|" if result.controls else "") + "---|",
         ]
@@ -208,7 +250,7 @@ def write_report(result: SuiteResult, outdir: str | os.PathLike[str]) -> Path:
             "",
             "- `data.json`: raw results of every experiment",
             "- `checks.json`: the checks and configuration",
-            "- `manifest.json`: configuration, seed, versions",
+            "- `manifest.json`: configuration, seed, versions, numeric platform",
             "",
         ]
         (tmp / "report.md").write_text("\n".join(lines))
@@ -404,6 +446,9 @@ def run_configs(
     is cached (``cache_dir/units/``), so an interrupted run resumes, and the
     merged result too (``cache_dir/STEM-KEY.json``), so a rerun only replots.
     The results do not depend on the executor. ``cache_dir=None``: no cache.
+    Units computed by dask workers on another numeric platform
+    (:class:`~sgpverify.errors.PlatformMismatchWarning`) are not cached, nor is
+    a merged result that holds one.
 
     Returns ``[(result_dict, figure_paths, cache_hit)]``, one per config.
     """
@@ -415,6 +460,7 @@ def run_configs(
     units = [u for p in planned for u in p.units]
     store = UnitCache(cache_dir) if cache_dir is not None else None
     files = sorted({f for p in planned if p.units for f in upload_files(p.config)})
+    foreign = {}
     done = run_units(
         units,
         workers=workers,
@@ -423,6 +469,7 @@ def run_configs(
         progress=progress,
         files=files,
         option_names=option_names,
+        foreign=foreign,
     )
     outs = []
     for p in planned:
@@ -431,7 +478,8 @@ def run_configs(
         else:
             mine, done = done[: len(p.units)], done[len(p.units) :]
             result = merge_units(p.experiment, p.config, mine)
-            if p.cache_file is not None:
+            # a result with units of another numeric platform is not this platform's: not cached
+            if p.cache_file is not None and not any(u.name in foreign for u in p.units):
                 p.cache_file.parent.mkdir(parents=True, exist_ok=True)
                 tmpf = p.cache_file.with_suffix(".tmp")
                 tmpf.write_text(json.dumps(result))

@@ -13,11 +13,21 @@ existing dask.distributed cluster (the ``cluster`` extra:
 
 A :class:`UnitCache` keeps each finished unit on disk (``DIR/units/``), under a
 key (:func:`unit_key`) that hashes the unit's identity (configuration, seed,
-experiment, variant) with sgpverify's version and source code and the versions
-of Python, numpy, scipy, networkx and sympy. Entries are written to a temporary
-file and renamed, so an entry is whole or absent; an unreadable entry counts as
-missing. A rerun after an interruption (a dead worker, Ctrl-C) loads the
-finished units and runs only the others.
+experiment, variant) with :func:`environment`: sgpverify's version and source
+code, the versions of Python, numpy, scipy, networkx and sympy, and the
+numeric fingerprint of the platform (:func:`platform_fingerprint`: the exact
+bits of a few BLAS, LAPACK and SIMD operations), so a cache filled on a machine
+that rounds differently is not reused there. Entries are written to a
+temporary file and renamed, so an entry is whole or absent; an unreadable
+entry counts as missing. A rerun after an interruption (a dead worker, Ctrl-C)
+loads the finished units and runs only the others.
+
+A dask cluster's workers must run the same code and library versions as this
+process (else :class:`~sgpverify.errors.ClusterError`). A worker on another
+numeric platform (another CPU or BLAS/LAPACK build: another fingerprint) is
+used, with a :class:`~sgpverify.errors.PlatformMismatchWarning`: its results
+are valid but may differ from a local run's in the last bits, so the units it
+computes are not cached and :func:`run_units` reports them (``foreign``).
 """
 
 from __future__ import annotations
@@ -33,10 +43,12 @@ import platform
 import re
 import tempfile
 import traceback
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import ClusterError, WorkerDiedError
+from .errors import ClusterError, PlatformMismatchWarning, WorkerDiedError
+from .fingerprint import platform_fingerprint
 from .version import __version__
 
 if TYPE_CHECKING:
@@ -51,6 +63,7 @@ __all__ = [
     "code_fingerprint",
     "run_units",
     "environment",
+    "platform_fingerprint",
     "source_hash",
     "CONNECT_TIMEOUT",
 ]
@@ -92,7 +105,21 @@ def source_hash() -> str:
 
 
 def environment() -> dict[str, str]:
-    """What, besides a unit's identity, decides its bits: code and library versions."""
+    """What, besides a unit's identity, decides its bits: code, library versions and numeric platform.
+
+    The one source of the environment part of every cache key (:func:`unit_key`,
+    and the whole-result key of :func:`sgpverify.report.run_configs`) and of the
+    check of a dask cluster's workers.
+
+    Returns
+    -------
+    dict
+        ``sgpverify`` (version), ``source`` (:func:`source_hash`), ``python``,
+        ``numpy``, ``scipy``, ``networkx``, ``sympy`` (versions) and ``numeric``
+        (:func:`platform_fingerprint`). A worker that differs in any but
+        ``numeric`` is refused; one that differs in ``numeric`` is used with a
+        warning and its units are not cached.
+    """
     import networkx
     import numpy
     import scipy
@@ -106,6 +133,7 @@ def environment() -> dict[str, str]:
         "scipy": scipy.__version__,
         "networkx": networkx.__version__,
         "sympy": sympy.__version__,
+        "numeric": platform_fingerprint(),
     }
 
 
@@ -221,6 +249,7 @@ def run_units(
     files: Iterable[str | os.PathLike[str]] = (),
     timeout: float = CONNECT_TIMEOUT,
     option_names: tuple[str, str] = ("workers", "scheduler"),
+    foreign: dict[str, str] | None = None,
 ) -> list[Any]:
     """Run ``units`` and return their results, in the order of ``units``.
 
@@ -242,6 +271,19 @@ def run_units(
         Seconds to connect to the scheduler and for it to have a worker.
     option_names : (str, str)
         How errors name the two options (``"--workers"`` from the command line).
+    foreign : dict, optional
+        Filled with ``{unit name: fingerprint}`` for each unit that a dask worker
+        on another numeric platform computed (:func:`platform_fingerprint`
+        differs from this process's). Such units are returned but not stored in
+        ``cache``: the cache only serves bits of this platform.
+
+    Warns
+    -----
+    PlatformMismatchWarning
+        Some dask workers run on another numeric platform than this process
+        (named, with both fingerprints): their results may differ from a local
+        run's in the last bits. Workers with other code or library versions
+        are refused instead (``ClusterError``).
 
     Raises
     ------
@@ -250,7 +292,7 @@ def run_units(
         finished are in the cache, so the same call resumes.
     ClusterError
         No dask, an address that does not lead to a dask scheduler, or workers
-        that run other code than this process.
+        that run other code or library versions than this process.
 
     Examples
     --------
@@ -277,9 +319,12 @@ def run_units(
                     progress(f"{u.name}: cached")
     todo = [i for i in range(len(units)) if i not in results]
 
-    def done(i, value):
+    def done(i, value, fingerprint=None):
         results[i] = value
-        if cache is not None:
+        if fingerprint is not None and fingerprint != platform_fingerprint():
+            if foreign is not None:
+                foreign[units[i].name] = fingerprint
+        elif cache is not None:
             cache.store(units[i], value)
         if progress:
             progress(units[i].name)
@@ -521,7 +566,9 @@ def _reason(exc):
 
 
 def _check_workers(client, sname, scheduler):
-    """Every worker must run the same sgpverify code and libraries (else not the same bits)."""
+    """Every worker must run the same sgpverify code and libraries (else not the same bits): raises
+    ClusterError. Workers on another numeric platform are used, with a PlatformMismatchWarning;
+    returns ``{address: fingerprint}`` of those."""
     here = environment()
     try:
         theirs = client.run(environment)
@@ -530,14 +577,39 @@ def _check_workers(client, sname, scheduler):
             f"{sname} {scheduler!r}: the workers could not run sgpverify ({_reason(exc)}); install "
             f"the same sgpverify on every worker"
         ) from None
-    for addr, env in theirs.items():
-        diff = [f"{k} {env.get(k)} (here {v})" for k, v in here.items() if env.get(k) != v]
+    other = {}
+    for addr, env in sorted(theirs.items()):
+        diff = [f"{k} {env.get(k)} (here {v})" for k, v in here.items() if k != "numeric" and env.get(k) != v]
         if diff:
             raise ClusterError(
                 f"{sname} {scheduler!r}: worker {addr} runs other code or libraries than this "
                 f"process: {', '.join(diff)}; install the same sgpverify (and versions) on every "
                 f"worker"
             )
+        if env.get("numeric") != here["numeric"]:
+            other[addr] = env.get("numeric")
+    if other:
+        _warn_platforms(sname, scheduler, other)
+    return other
+
+
+def _warn_platforms(sname, scheduler, other):
+    """One-line PlatformMismatchWarning naming the workers ``{address: fingerprint}`` and this process's."""
+    names = ", ".join(f"{addr} (fingerprint {fp})" for addr, fp in other.items())
+    one = len(other) == 1
+    warnings.warn(
+        f"{sname} {scheduler!r}: worker{'' if one else 's'} {names} run{'s' if one else ''} on another numeric "
+        f"platform (CPU or BLAS/LAPACK build) than this process (fingerprint {platform_fingerprint()}): "
+        f"{'its' if one else 'their'} results may differ from a local run's in the last bits, and the units "
+        f"{'it computes are' if one else 'they compute are'} not cached",
+        PlatformMismatchWarning,
+        stacklevel=3,
+    )
+
+
+def _fingerprinted(fn, *args):
+    """``(platform_fingerprint(), fn(*args))``: a unit's result with the numeric platform it was computed on."""
+    return platform_fingerprint(), fn(*args)
 
 
 def _run_dask(units, todo, done, scheduler, files, timeout, sname):
@@ -548,18 +620,20 @@ def _run_dask(units, todo, done, scheduler, files, timeout, sname):
     try:
         for f in files:
             client.upload_file(str(f))
-        _check_workers(client, sname, scheduler)
+        if not isinstance(scheduler, str):  # a Client: messages name its scheduler's address, not its repr
+            scheduler = getattr(getattr(client, "scheduler", None), "address", None) or scheduler
+        seen = set(_check_workers(client, sname, scheduler).values()) | {platform_fingerprint()}
         tag = uuid.uuid4().hex[:8]
         futs = {}
         for i in todo:
             u = units[i]
-            fut = client.submit(u.fn, *u.args, key=f"sgpverify {u.name} {i} {tag}", pure=False)
+            fut = client.submit(_fingerprinted, u.fn, *u.args, key=f"sgpverify {u.name} {i} {tag}", pure=False)
             futs[fut] = i
         try:
             for fut in distributed.as_completed(list(futs), loop=client.loop):
                 i = futs[fut]
                 try:
-                    value = fut.result()
+                    fingerprint, value = fut.result()
                 except distributed.KilledWorker as exc:
                     raise WorkerDiedError(
                         f"a dask worker died while running unit {units[i].name} ({_reason(exc)}); the units that "
@@ -570,7 +644,10 @@ def _run_dask(units, todo, done, scheduler, files, timeout, sname):
                     if isinstance(exc, Exception):
                         exc.add_note(f"(in unit {units[i].name})")
                     raise
-                done(i, value)
+                if fingerprint not in seen:  # a worker that joined after the check
+                    seen.add(fingerprint)
+                    _warn_platforms(sname, scheduler, {f"running unit {units[i].name}": fingerprint})
+                done(i, value, fingerprint)
         finally:
             client.cancel([f for f in futs if not f.done()])
     finally:

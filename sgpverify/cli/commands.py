@@ -5,6 +5,7 @@ User mistakes raise :class:`UsageError` (one line naming the option and the valu
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -87,6 +88,28 @@ class _UnitProgress:
 
     def note(self, cache):
         return f", {self.cached} of {self.total} units from the cache {cache}" if self.cached else ""
+
+
+@contextlib.contextmanager
+def _platform_warnings(cmd, err):
+    """Each distinct PlatformMismatchWarning of the block as one stderr line, after it (other warnings as
+    before); none when the block raises (its error is the one line)."""
+    import warnings
+
+    from ..errors import PlatformMismatchWarning
+
+    caught = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", PlatformMismatchWarning)
+            yield
+    finally:  # shown once the recording has stopped
+        for w in caught:
+            if not issubclass(w.category, PlatformMismatchWarning):
+                warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    mine = [str(w.message) for w in caught if issubclass(w.category, PlatformMismatchWarning)]
+    for line in dict.fromkeys(mine):
+        err.write(f"sgpverify {cmd}: warning: {line}\n")
 
 
 def _connect(a):
@@ -320,21 +343,22 @@ def cmd_verify(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) ->
     err = err or sys.stderr
     client, owned = _connect(a)
     progress = _UnitProgress(a, err, len(plan_units(cfg, a.controls, a.only)), f"verify ({cfg.name})")
-    try:
-        result = run_suite(
-            cfg,
-            seed=a.seed,
-            progress=progress,
-            controls=a.controls,
-            only=a.only,
-            workers=a.workers,
-            scheduler=client,
-            cache=cache,
-        )
-    finally:
-        progress.close()
-        if owned:
-            client.close()
+    with _platform_warnings("verify", err):
+        try:
+            result = run_suite(
+                cfg,
+                seed=a.seed,
+                progress=progress,
+                controls=a.controls,
+                only=a.only,
+                workers=a.workers,
+                scheduler=client,
+                cache=cache,
+            )
+        finally:
+            progress.close()
+            if owned:
+                client.close()
     report = write_report(result, out_dir)
     if a.json:
         d = result.to_dict()
@@ -439,22 +463,24 @@ def cmd_run(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) -> in
     cache = _executor_args(a, "run")
     planned = plan_configs(a.configs, cache_dir=cache)
     client, owned = _connect(a)
-    progress = _UnitProgress(a, err or sys.stderr, sum(len(p.units) for p in planned), "run")
-    try:
-        outs = run_configs(
-            a.configs,
-            out=a.out,
-            cache_dir=cache,
-            workers=a.workers,
-            scheduler=client,
-            progress=progress,
-            planned=planned,
-            option_names=("--workers", "--scheduler"),
-        )
-    finally:
-        progress.close()
-        if owned:
-            client.close()
+    err = err or sys.stderr
+    progress = _UnitProgress(a, err, sum(len(p.units) for p in planned), "run")
+    with _platform_warnings("run", err):
+        try:
+            outs = run_configs(
+                a.configs,
+                out=a.out,
+                cache_dir=cache,
+                workers=a.workers,
+                scheduler=client,
+                progress=progress,
+                planned=planned,
+                option_names=("--workers", "--scheduler"),
+            )
+        finally:
+            progress.close()
+            if owned:
+                client.close()
     for path, (result, paths, hit) in zip(a.configs, outs):
         state = "cached" if hit else "ran"
         figs = ", ".join(str(p) for p in paths.values()) or "no figures"

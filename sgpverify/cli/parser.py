@@ -310,7 +310,11 @@ def _add_sweep_options(p):
         "--scheduler",
         metavar="ADDRESS",
         help="run the units on the dask.distributed cluster of this scheduler (e.g. tcp://HOST:8786; "
-        "needs pip install 'sgpverify[cluster]'); same bits as --workers 1",
+        "needs pip install 'sgpverify[cluster]'); same bits as --workers 1 when every worker has this "
+        "machine's numeric fingerprint (CPU and BLAS/LAPACK build). Workers with other sgpverify code or "
+        "library versions are refused; workers on another numeric platform are used with a one-line "
+        "warning (results may differ in the last bits), their units are not cached, and verify's "
+        "manifest.json lists them",
     )
     p.add_argument(
         "--cache",

@@ -83,7 +83,12 @@ class Check:
 
 @dataclasses.dataclass(frozen=True)
 class SuiteResult:
-    """Checks, raw data of every experiment, configuration, seed and timing."""
+    """Checks, raw data of every experiment, configuration, seed and timing.
+
+    ``foreign``: ``{unit name: numeric fingerprint}`` of the units that dask workers on
+    another numeric platform computed (see :class:`sgpverify.errors.PlatformMismatchWarning`);
+    empty for a run on this platform alone.
+    """
 
     config: SuiteConfig
     seed: int
@@ -91,6 +96,7 @@ class SuiteResult:
     data: dict
     seconds: float
     controls: bool = False
+    foreign: dict = dataclasses.field(default_factory=dict)
 
     @property
     def passed(self) -> bool:

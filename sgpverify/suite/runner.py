@@ -233,14 +233,17 @@ def run_suite(
     scheduler : str or distributed.Client, optional
         Run the units on this dask.distributed cluster instead (an address such
         as ``"tcp://HOST:8786"``; needs ``pip install 'sgpverify[cluster]'``).
-        Same bits.
+        Same bits where every worker has this process's numeric fingerprint;
+        workers on another numeric platform are used with a
+        :class:`~sgpverify.errors.PlatformMismatchWarning`, their units are
+        not cached and the result's ``foreign`` names them.
     cache : str or path, optional
         Directory of the unit cache (:class:`sgpverify.sweep.UnitCache`): finished
         units are loaded from it and new ones stored as they finish, so a run
         that was interrupted resumes. Keyed by configuration, seed, experiment,
-        variant, sgpverify's source and library versions (and the source file of
-        a user's problem or schedule; a lambda disables the cache). Default:
-        no cache.
+        variant, sgpverify's source, library versions and numeric platform
+        fingerprint (and the source file of a user's problem or schedule; a
+        lambda disables the cache). Default: no cache.
     """
     workers = check_int("workers", workers, min_value=1)
     if scheduler is not None and workers > 1:
@@ -254,21 +257,33 @@ def run_suite(
     store = UnitCache(cache) if cache is not None else None
     setting = setting_code(config) if store is not None else None
     client, owned = connect(scheduler) if scheduler is not None else (None, False)
+    foreign = {}  # units computed on a worker of another numeric platform: not cached
     try:
-        ex = dict(workers=workers, scheduler=client, cache=store, progress=progress, files=upload_files(config))
+        ex = dict(
+            workers=workers,
+            scheduler=client,
+            cache=store,
+            progress=progress,
+            files=upload_files(config),
+            foreign=foreign,
+        )
         results = {}
         # what other units need comes first (the theorem units need the main mixing data: about a second)
         first = [(k, NONE) for k in needs_of(k for k, _ in units) if (k, NONE) in units]
+        first_units = [suite_unit(config, seed, k, v, None, setting, store) for k, v in first]
         if first:
-            done = run_units([suite_unit(config, seed, k, v, None, setting, store) for k, v in first], **ex)
-            results.update(zip(first, done))
+            results.update(zip(first, run_units(first_units, **ex)))
+        other = {k for (k, _), u in zip(first, first_units) if u.name in foreign}
 
         def needed(k):
             return {need: results[(need, NONE)] for need in EXPERIMENTS[k].needs} or None
 
+        def cached(k):  # a unit computed from another platform's data has its bits too: not cached
+            return None if other & set(EXPERIMENTS[k].needs) else store
+
         # longest first, so that the last units to finish are short ones (results go back by unit)
         todo = sorted((u for u in units if u not in results), key=_unit_cost, reverse=True)
-        done = run_units([suite_unit(config, seed, k, v, needed(k), setting, store) for k, v in todo], **ex)
+        done = run_units([suite_unit(config, seed, k, v, needed(k), setting, cached(k)) for k, v in todo], **ex)
         results.update(zip(todo, done))
     finally:
         if owned:
@@ -301,7 +316,13 @@ def run_suite(
     if controls:
         data["controls"] = {f"{v.name}:{k}": results[(k, v)] for k, v in units if v != NONE}
     return SuiteResult(
-        config=config, seed=seed, checks=tuple(checks), data=data, seconds=time.perf_counter() - t0, controls=controls
+        config=config,
+        seed=seed,
+        checks=tuple(checks),
+        data=data,
+        seconds=time.perf_counter() - t0,
+        controls=controls,
+        foreign=foreign,
     )
 
 
