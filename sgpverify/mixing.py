@@ -37,6 +37,7 @@ from .validation import check_choice, check_int, resolve_seed, rng_for
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    import networkx as nx
     from numpy.typing import ArrayLike
 
 __all__ = [
@@ -53,6 +54,7 @@ __all__ = [
     "check_delay_shape",
     "delay_matrix",
     "augment",
+    "as_topology",
 ]
 
 EPS = np.finfo(float).eps
@@ -527,7 +529,7 @@ def check_delay_shape(model: object, n: int) -> None:
 
 
 def mixing_schedule(
-    source: Topology | ArrayLike | sp.sparray | sp.spmatrix | Sequence[ArrayLike | sp.sparray | sp.spmatrix],
+    source: Topology | nx.Graph | ArrayLike | sp.sparray | sp.spmatrix | Sequence[object],
     *,
     weights: str = "push",
     tau: int = 0,
@@ -539,9 +541,10 @@ def mixing_schedule(
 
     Parameters
     ----------
-    source : Topology, array_like, sparse matrix, or sequence of them
+    source : Topology, networkx graph, array_like, sparse matrix, or sequence of them
         A topology gives ``push_matrix`` (or ``metropolis_matrix``) weights; a
-        matrix is used at every step; a list of matrices is cycled through.
+        matrix is used at every step; a list of matrices is cycled through, as
+        is a list of networkx graphs or of topologies (see :func:`as_topology`).
         User matrices are validated with :func:`check_column_stochastic`.
     weights : {"push", "metropolis"}
         Weights for a topology.
@@ -570,6 +573,7 @@ def mixing_schedule(
     def check_delays(n):
         check_delay_shape(model, n)
 
+    source = as_topology(source)
     if isinstance(source, Topology):
         check_delays(source.n)
         topo = source
@@ -587,9 +591,7 @@ def mixing_schedule(
     elif isinstance(source, (list, tuple)) and source:
         mats = list(source)
     else:
-        raise TypeError(
-            f"source must be a Topology, a matrix or a non-empty list of matrices, got {type(source).__name__}"
-        )
+        raise TypeError(f"source must be {SOURCE_KINDS}, got {_kind(source)}")
     names = ["P"] if len(mats) == 1 else [f"P^({i})" for i in range(len(mats))]
     if validate:
         checked = [check_column_stochastic(M, name=nm) for nm, M in zip(names, mats)]
@@ -611,3 +613,53 @@ def mixing_schedule(
 
 def _is_matrix_like(x):
     return sp.issparse(x) or (np.ndim(x) == 2)
+
+
+#: What :func:`mixing_schedule` (and so :func:`sgpverify.check_mixing`) accepts, in the words of its errors.
+SOURCE_KINDS = (
+    "a Topology, a networkx graph, a matrix, or a non-empty list of matrices, of networkx graphs or of "
+    "topologies (a periodic schedule: item k mod len at step k)"
+)
+
+
+def _kind(source):
+    if isinstance(source, (list, tuple)):
+        kinds = sorted({type(x).__name__ for x in source})
+        return f"a list of {', '.join(kinds)}" if source else "an empty list"
+    return type(source).__name__
+
+
+def as_topology(source: object) -> object:
+    """``source`` as a :class:`~sgpverify.graphs.Topology` where it describes one, else unchanged.
+
+    A networkx graph becomes :func:`~sgpverify.graphs.from_networkx`'s static
+    topology, a list of networkx graphs its periodic schedule, and a list of
+    topologies :func:`~sgpverify.graphs.schedule` (one step each, cycling).
+    A list mixing kinds is refused (TypeError saying what is accepted);
+    matrices and anything else are returned as they are.
+
+    Examples
+    --------
+    >>> import networkx as nx
+    >>> as_topology([nx.cycle_graph(4, create_using=nx.DiGraph), nx.complete_graph(4)]).period
+    2
+    """
+    import networkx as nx
+
+    from .graphs import from_networkx, schedule
+
+    if isinstance(source, nx.Graph):
+        return from_networkx(source)
+    if isinstance(source, (list, tuple)) and source:
+        graphs = [isinstance(x, nx.Graph) for x in source]
+        topos = [isinstance(x, Topology) for x in source]
+        if all(graphs):
+            return from_networkx(list(source))
+        if all(topos):
+            return schedule(list(source))
+        if any(graphs) or any(topos):
+            raise TypeError(
+                f"source must be {SOURCE_KINDS}, got {_kind(source)}: build a mixed schedule with "
+                "sgpverify.graphs.schedule([...]) of topologies (sgpverify.graphs.from_networkx(g) for a graph)"
+            )
+    return source

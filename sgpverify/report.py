@@ -269,8 +269,14 @@ CONFIG_KEYS = ("experiment", "seed", "figures", "config")
 
 
 def load_config(path: str | os.PathLike[str]) -> tuple[str, SuiteConfig, int, list[str]]:
-    """Read an experiment TOML: ``experiment``, ``seed``, ``figures`` and ``[config]`` overrides."""
-    from .suite import QUICK, config_from_dict
+    """Read an experiment TOML: ``experiment``, ``seed``, ``figures`` and ``[config]`` overrides.
+
+    The ``[config]`` settings go through the suite's own validation
+    (:func:`sgpverify.suite.validate_config`, as ``verify --config``): an
+    error names the key, the constraint, the value and the file, before any
+    work.
+    """
+    from .suite import QUICK, config_from_dict, validate_config
 
     raw = read_toml(path)
     for key in raw:  # a misspelt section or key never runs silently with defaults
@@ -282,7 +288,9 @@ def load_config(path: str | os.PathLike[str]) -> tuple[str, SuiteConfig, int, li
     over = raw.get("config", {})
     if not isinstance(over, dict):
         raise ValueError(f"config must be a [config] table, got {over!r} (in {path})")
-    cfg = config_from_dict(over, dataclasses.replace(QUICK, name=Path(path).stem), source=path)
+    cfg = validate_config(
+        config_from_dict(over, dataclasses.replace(QUICK, name=Path(path).stem), source=path), source=path
+    )
     seed = raw.get("seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be an integer >= 0, got {seed!r} (in {path})")
@@ -471,7 +479,7 @@ def run_configs(
         option_names=option_names,
         foreign=foreign,
     )
-    outs = []
+    results = []
     for p in planned:
         if p.hit:
             result = json.loads(p.cache_file.read_text())
@@ -484,10 +492,26 @@ def run_configs(
                 tmpf = p.cache_file.with_suffix(".tmp")
                 tmpf.write_text(json.dumps(result))
                 tmpf.replace(p.cache_file)
-        Path(out).mkdir(parents=True, exist_ok=True)
-        figs = {f: plots.render(f, {p.experiment: result}, Path(out) / f"{f}.png") for f in p.figures}
-        outs.append((result, figs, p.hit))
-    return outs
+        results.append(result)
+    # every figure is drawn into a temporary sibling first: a figure that fails leaves none behind
+    out = Path(out)
+    names = [f for p in planned for f in p.figures]
+    if not names:
+        return [(r, {}, p.hit) for r, p in zip(results, planned)]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    try:
+        drawn = [
+            {f: plots.render(f, {p.experiment: r}, tmp / f"{f}.png") for f in p.figures}
+            for r, p in zip(results, planned)
+        ]
+        out.mkdir(exist_ok=True)
+        for f in dict.fromkeys(names):  # two configs drawing one figure: the last one, as before
+            os.replace(tmp / f"{f}.png", out / f"{f}.png")
+        drawn = [{f: str(out / Path(path).name) for f, path in figs.items()} for figs in drawn]
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return [(r, figs, p.hit) for r, figs, p in zip(results, drawn, planned)]
 
 
 def run_config(

@@ -85,11 +85,12 @@ def test_mixing_columns_option():
 
 
 def test_violation_exits_1(tmp_path):
+    # a valid column-stochastic matrix whose self-weights are zero: an assumption the report measures
     f = tmp_path / "p.csv"
-    np.savetxt(f, np.array([[0.5, 0.3], [0.4, 0.7]]), delimiter=",")
+    np.savetxt(f, np.array([[0.0, 1.0], [1.0, 0.0]]), delimiter=",")
     code, out, _ = run(["mixing", "--matrix", str(f), "--horizon", "5"])
     assert code == 1
-    assert "column 0 of P^(0) sums to 0.9" in out
+    assert "self-weights must be > 0" in out
 
 
 @pytest.mark.parametrize(
@@ -108,7 +109,7 @@ def test_violation_exits_1(tmp_path):
         (["mixing", "--topology", "ring", "--nodes", "4", "--horizon", "0"], "horizon must be an integer >= 1, got 0"),
         (
             ["mixing", "--topology", "ring", "--nodes", "4", "--drop-prob", "2"],
-            "p must be a number in [0.0, 1.0], got 2.0",
+            "--drop-prob must be a number in [0.0, 1.0], got 2.0",
         ),
         (["mixing", "--matrix", "/nonexistent.csv"], "--matrix must name an existing file"),
         (["nonsense"], "invalid choice"),
@@ -144,7 +145,7 @@ def test_console_script_runs_without_traceback():
         text=True,
     )
     assert proc.returncode == 2
-    assert proc.stderr.strip() == "sgpverify mixing: error: nodes must be an integer >= 1, got -3"
+    assert proc.stderr.strip() == "sgpverify mixing: error: --nodes must be an integer >= 1, got -3"
 
 
 def test_simulate_json_has_final_values_and_series():
@@ -208,12 +209,12 @@ def test_simulate_table_and_baselines():
 @pytest.mark.parametrize(
     "extra, message",
     [
-        (["--step-size", "0"], "step_size must be a number > 0.0, got 0.0"),
+        (["--step-size", "0"], "--step-size must be a number > 0.0, got 0.0"),
         (["--step-size", "100", "--iters", "400"], "simulation diverged: node"),
         (["--step-size", "0.1", "--nodes", "0"], "nodes must be an integer >= 1, got 0"),
         (["--step-size", "0.1", "--dim", "-2"], "dim must be an integer >= 1, got -2"),
         (["--step-size", "0.1", "--algorithm", "dpsgd", "--tau", "2"], "tau applies to algorithm 'sgp' only"),
-        (["--step-size", "0.1", "--problem", "nope"], "invalid choice: 'nope'"),
+        (["--step-size", "0.1", "--problem", "nope"], "--problem must be one of quadratic-cosine"),
     ],
 )
 def test_simulate_bad_input(extra, message):

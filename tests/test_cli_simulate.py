@@ -43,7 +43,7 @@ def test_message_loss_shows_in_the_mass_error():
     code, out, _ = run(BASE + ["--topology", "exponential", "--step-size", "0.01", "--message-loss", "0.05"])
     assert "lost in flight" in out
     code, _, err = run(argv + ["--message-loss", "2"])
-    assert code == 2 and "p must be a number in [0.0, 1.0], got 2.0" in err and err.count("\n") == 1
+    assert code == 2 and "--message-loss must be a number in [0.0, 1.0], got 2.0" in err and err.count("\n") == 1
 
 
 def test_effective_step_warning_is_one_line():

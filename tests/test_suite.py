@@ -321,7 +321,7 @@ def test_verify_bad_problem_is_one_line_exit_2(user_module, tmp_path, capsys, sp
         (["--seed", "-1"], "seed must be an integer >= 0, got -1"),
         (["--nodes", "1"], "nodes must be an integer >= 2, got 1"),
         (["--tau", "-2"], "tau must be an integer >= 0, got -2"),
-        (["--edge-prob", "1.5", "--topology", "erdos-renyi"], "--edge-prob must be in (0, 1], got 1.5"),
+        (["--edge-prob", "1.5", "--topology", "erdos-renyi"], "--edge-prob must be a number in (0.0, 1.0], got 1.5"),
         (["--config", "CONF"], "did you mean 'replicas'"),
         (["--topology", "moebius"], "invalid choice"),
     ],

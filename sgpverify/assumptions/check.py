@@ -20,7 +20,7 @@ import scipy.sparse as sp
 
 from ..errors import MixingAssumptionError
 from ..graphs import PeriodicTopology, Topology
-from ..mixing import MixingSchedule, column_sum_tolerance
+from ..mixing import MixingSchedule, as_topology, column_sum_tolerance
 from ..validation import check_int, rng_for
 from .connectivity import (
     EXACT_DIAMETER_MAX,
@@ -111,8 +111,10 @@ def check_mixing(
 
     Parameters
     ----------
-    source : Topology, MixingSchedule, matrix, or list of matrices
-        What to check (see :func:`sgpverify.mixing.mixing_schedule`).
+    source : Topology, MixingSchedule, networkx graph, matrix, or list of them
+        What to check (see :func:`sgpverify.mixing.mixing_schedule`): a list
+        of matrices, of networkx graphs or of topologies is the periodic
+        schedule using item ``k mod len`` at step k.
     tau : int
         Maximum message delay; with ``tau > 0`` every quantity is measured on
         the delay-augmented matrices of ``n (tau + 1)`` rows.
@@ -167,6 +169,7 @@ def check_mixing(
     starts = check_int("starts", starts, min_value=1)
     if run_steps is not None:
         run_steps = check_int("run_steps", run_steps, min_value=1)
+    source = as_topology(source)
     S = as_schedule(source, tau, delay, seed, weights)
     matrix_of = _matrices(S)
     # circulant schedules (i -> i + offset for every node): every matrix and

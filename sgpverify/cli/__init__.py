@@ -1,11 +1,15 @@
 """The ``sgpverify`` command.
 
-User mistakes (bad arguments, invalid matrices) print one line naming the
-parameter and the value and exit with status 2, without a traceback.
+User mistakes (bad arguments, invalid matrices, bad config keys) print one
+line naming the option (or key, and file), the constraint and the value and
+exit with status 2, without a traceback, before any work and without writing
+anything. A ``simulate`` run that diverges (a state or a recorded measurement
+not finite, at any number of iterations) is one line naming the iteration,
+status 2 as well: the input (step size, schedule) cannot be run.
 
 Exit status: 0 success; 1 a check failed (a mixing assumption is violated, or
-a verification check, or a negative control was not detected); 2 bad input;
-3 internal error (a bug: traceback shown; or, in one line, a worker process
+a verification check, or a negative control was not detected); 2 bad input, or
+a simulation that diverged; 3 internal error (a bug: traceback shown; or, in one line, a worker process
 that died while running a unit of verify/run: rerun to resume from the cache);
 4 (verify) no check failed but some are inconclusive.
 """

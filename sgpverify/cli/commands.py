@@ -13,14 +13,11 @@ from typing import TYPE_CHECKING, TextIO
 
 import numpy as np
 
-from .. import graphs
 from ..serialize import jsonable
+from .inputs import UsageError, defaults_used, load_matrix, problem_from_args, schedule_from_args
 
 if TYPE_CHECKING:
     import argparse
-    import os
-
-    import scipy.sparse as sp
 
 __all__ = [
     "UsageError",
@@ -31,10 +28,6 @@ __all__ = [
     "cmd_distributed",
     "load_matrix",
 ]
-
-
-class UsageError(Exception):
-    """Raised for user mistakes; printed in one line, exit status 2."""
 
 
 def _executor_args(a, cmd):
@@ -121,107 +114,71 @@ def _connect(a):
     return connect(a.scheduler, sname="--scheduler")
 
 
-def load_matrix(path: str | os.PathLike[str]) -> np.ndarray | sp.sparray | sp.spmatrix:
-    """Load a matrix from .npy, .npz (scipy sparse), .mtx or text (CSV or whitespace)."""
-    p = Path(path)
-    if not p.is_file():
-        raise UsageError(f"sgpverify mixing: error: --matrix must name an existing file, got {str(path)!r}")
-    try:
-        if p.suffix == ".npy":
-            return np.load(p, allow_pickle=False)
-        if p.suffix == ".npz":
-            import scipy.sparse as sp
-
-            return sp.load_npz(p)
-        if p.suffix == ".mtx":
-            import scipy.io
-
-            return scipy.io.mmread(p)
-        text = p.read_text()
-        if not text.strip():
-            raise UsageError(
-                f"sgpverify mixing: error: --matrix file {str(path)!r} must hold a matrix, got an empty file"
-            )
-        delim = "," if "," in text else None
-        import warnings
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")  # numpy's "input contained no data" is an error here
-            return np.atleast_2d(np.loadtxt(p, delimiter=delim, ndmin=2))
-    except UsageError:
-        raise
-    except Exception as exc:  # unreadable file: a user mistake
-        raise UsageError(f"sgpverify mixing: error: --matrix file {str(path)!r} could not be read: {exc}") from None
+def _delay_arg(a, cmd):
+    """``--delay`` applies with ``--tau >= 1`` only (default fixed there)."""
+    if a.delay is not None and a.tau == 0:
+        raise UsageError(f"sgpverify {cmd}: error: --delay applies with --tau >= 1, got --delay {a.delay} with --tau 0")
+    a.delay = a.delay or "fixed"
 
 
-def _topology_from_args(a):
-    if a.nodes is None:
-        raise UsageError("sgpverify mixing: error: --nodes is required with --topology")
-    topo = graphs.by_name(a.topology, a.nodes, peers=a.peers, seed=a.seed, p=a.edge_prob, rows=a.rows)
-    if a.drop_prob is not None:
-        topo = graphs.with_link_failures(topo, a.drop_prob, seed=a.seed)
-    if a.stragglers:
-        topo = graphs.with_stragglers(topo, a.stragglers, a.straggle_every)
-    return topo
+def _default_lines(notes, width):
+    """One line per topology parameter left to its default: the value used and the rule."""
+    return [f"{'default ' + opt:<{width}}{v['value']:.6g}   {v['rule']}" for opt, v in notes.items()]
 
 
 def cmd_mixing(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) -> int:
+    """``sgpverify mixing``: measure the mixing assumptions of ``--topology`` or ``--matrix`` (exit 1: one fails)."""
     from ..assumptions import check_mixing
 
-    if a.topology is not None:
-        source = _topology_from_args(a)
-    else:
-        if a.nodes is not None:
-            raise UsageError("sgpverify mixing: error: --nodes applies to --topology, not --matrix")
-        from ..mixing import check_column_stochastic
-
-        mats = []
-        for i, f in enumerate(a.matrix):
-            name = "P" if len(a.matrix) == 1 else f"P^({i})"
-            try:
-                # shape, finiteness and signs are input errors (exit 2); column
-                # sums and self-weights are assumptions that the report measures
-                mats.append(
-                    check_column_stochastic(
-                        load_matrix(f), atol=float("inf"), name=name, require_positive_diagonal=False
-                    )
-                )
-            except (ValueError, TypeError) as exc:
-                raise UsageError(f"sgpverify mixing: error: {exc} (in {f})") from None
-        source = mats if len(mats) > 1 else mats[0]
+    _delay_arg(a, "mixing")
+    if a.envelope_horizon is not None and a.envelope_horizon < a.horizon:
+        raise UsageError(
+            f"sgpverify mixing: error: --envelope-horizon must be an integer >= --horizon ({a.horizon}), "
+            f"got {a.envelope_horizon}"
+        )
+    source, _ = schedule_from_args(a, "mixing", positive_diagonal=False)
+    notes = defaults_used(a)
     report = check_mixing(
         source,
         tau=a.tau,
         delay=a.delay,
         horizon=a.horizon,
         seed=a.seed,
-        weights=a.weights,
+        weights=a.weights or "push",
         envelope_horizon=a.envelope_horizon,
         lyapunov_steps=a.lyapunov_steps,
         columns=a.columns,
     )
     if a.json:
-        out.write(json.dumps(report.to_dict()) + "\n")
+        d = report.to_dict()
+        d["defaults"] = {opt: v["value"] for opt, v in notes.items()}
+        out.write(json.dumps(d) + "\n")
     else:
-        out.write(str(report) + "\n")
+        lines = str(report).split("\n")
+        out.write("\n".join(lines[:1] + _default_lines(notes, 24) + lines[1:]) + "\n")
     return 0 if report.passed else 1
 
 
 def cmd_simulate(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) -> int:
-    from .. import problems
+    """``sgpverify simulate``: one run of SGP, tau-OSGP or a baseline (exit 2 if it diverges)."""
+    from .. import graphs
     from ..engine import simulate
-    from ..validation import check_int
 
-    check_int("nodes", a.nodes, min_value=1)
-    check_int("dim", a.dim, min_value=1)
-    check_int("iters", a.iters, min_value=0)
     if a.seed is None:  # fresh entropy, recorded in the output so that the run can be repeated
         a.seed = int(np.random.SeedSequence().entropy)
-    check_int("seed", a.seed, min_value=0)
-    prob = problems.by_name(a.problem, a.nodes, a.dim, seed=a.seed)
-    topo = graphs.by_name(a.topology, a.nodes, peers=a.peers, seed=a.seed)
+    _delay_arg(a, "simulate")
+    if a.nesterov and a.momentum == 0:
+        raise UsageError("sgpverify simulate: error: --nesterov needs --momentum > 0, got --momentum 0")
+    source, n = schedule_from_args(a, "simulate", positive_diagonal=True, seed=a.seed)
     if a.message_loss is not None:
-        topo = graphs.with_message_loss(topo, a.message_loss, seed=a.seed)
+        if a.topology is None:
+            raise UsageError(
+                f"sgpverify simulate: error: --message-loss applies to --topology, not --matrix, "
+                f"got --message-loss {a.message_loss}"
+            )
+        source = graphs.with_message_loss(source, a.message_loss, seed=a.seed)
+    prob = problem_from_args(a, n, a.seed)
+    notes = defaults_used(a)
     record_every = a.record_every if a.record_every is not None else max(1, a.iters // 100)
     bar = None
     if not a.no_progress and a.iters >= 2000:
@@ -235,7 +192,7 @@ def cmd_simulate(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) 
             warnings.simplefilter("always", RuntimeWarning)
             trace = simulate(
                 prob,
-                topo,
+                source,
                 step_size=a.step_size,
                 n_iter=a.iters,
                 tau=a.tau,
@@ -253,21 +210,25 @@ def cmd_simulate(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) 
     finally:
         if bar is not None:
             bar.close()
+    trace.check_finite()  # measurements that overflow while the state is still finite: diverged too
     for w in caught:  # one line each, on stderr
         (err or sys.stderr).write(f"sgpverify simulate: warning: {w.message}\n")
     if a.json:
         d = trace.to_dict()
         d["constants"] = {"L": prob.L, "sigma2": prob.sigma2, "zeta2": prob.zeta2, "f_lower": prob.f_lower}
+        d["defaults"] = {opt: v["value"] for opt, v in notes.items()}
         d.update(d["final"])
         out.write(json.dumps(jsonable(d)) + "\n")
         return 0
     f = trace.final()
+    pname = getattr(prob, "name", type(prob).__name__)
     rows = [
         (
             "problem",
-            f"{prob.name} (n={a.nodes}, d={a.dim}; L={prob.L:.4g}, sigma2={prob.sigma2:.4g}, zeta2={prob.zeta2:.4g})",
+            f"{pname} (n={n}, d={a.dim}; L={prob.L:.4g}, sigma2={prob.sigma2:.4g}, zeta2={prob.zeta2:.4g})",
         ),
         ("topology", trace.topology),
+        *[(f"default {opt}", f"{v['value']:.6g}   {v['rule']}") for opt, v in notes.items()],
         ("algorithm", a.algorithm + (f", tau={a.tau} ({trace.delay})" if a.tau else "")),
         (
             "iterations, step size",
@@ -295,20 +256,23 @@ def cmd_simulate(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) 
 
 
 def _suite_config(a):
-    """The SuiteConfig of ``sgpverify verify``: preset, then --config, then options."""
+    """The SuiteConfig of ``sgpverify verify``: preset, then --config, then options, checked once by the
+    suite's validation (as ``run`` checks its files): an error names the key and the file, or the option."""
     from ..suite import FULL, QUICK, config_from_dict, validate_config
     from ..validation import read_toml
 
     base = QUICK if a.quick else FULL
+    file_keys = set()
     if a.config is not None:
         raw = read_toml(a.config, "--config")
         if "topology" in raw:
             raw["topologies"] = [raw.pop("topology")]
+        file_keys = set(raw)
         base = config_from_dict(raw, base, source=a.config)
-    over = {}
+    over, options = {}, {}
     if a.topology is not None:
-        over["topologies"] = (a.topology,)
-    for opt, field in (
+        over["topologies"], options["topologies"] = (a.topology,), "--topology"
+    for dest, field in (
         ("nodes", "n"),
         ("peers", "peers"),
         ("edge_prob", "edge_prob"),
@@ -318,27 +282,28 @@ def _suite_config(a):
         ("problem", "problem"),
         ("dim", "d"),
     ):
-        val = getattr(a, opt)
+        val = getattr(a, dest)
         if val is not None:
-            over[field] = val
-    if a.edge_prob is not None and not (0.0 < a.edge_prob <= 1.0):
-        raise UsageError(f"sgpverify verify: error: --edge-prob must be in (0, 1], got {a.edge_prob}")
-    if a.peers is not None and a.peers < 1:
-        raise UsageError(f"sgpverify verify: error: --peers must be an integer >= 1, got {a.peers}")
+            over[field], options[field] = val, "--" + dest.replace("_", "-")
     cfg = config_from_dict(over, base)
-    return validate_config(cfg)
+    return validate_config(cfg, source=a.config, keys=file_keys, options=options)
+
+
+def _check_dirs(a, cmd):
+    """--out and --cache must be directories (or not exist yet): checked before any work."""
+    for opt in ("out", "cache"):
+        path = getattr(a, opt, None)
+        if path is not None and Path(path).exists() and not Path(path).is_dir():
+            raise UsageError(f"sgpverify {cmd}: error: --{opt} must be a directory, got existing file {path!r}")
 
 
 def cmd_verify(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) -> int:
+    """``sgpverify verify``: the verification suite (exit 0 pass, 1 fail, 4 inconclusive)."""
     from ..report import format_table, summary_line, write_report
     from ..suite import plan_units, run_suite
-    from ..validation import check_int
 
-    check_int("seed", a.seed, min_value=0)
     cache = _executor_args(a, "verify")
-    out_dir = Path(a.out)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise UsageError(f"sgpverify verify: error: --out must be a directory, got existing file {a.out!r}")
+    _check_dirs(a, "verify")
     cfg = _suite_config(a)
     err = err or sys.stderr
     client, owned = _connect(a)
@@ -359,7 +324,7 @@ def cmd_verify(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) ->
             progress.close()
             if owned:
                 client.close()
-    report = write_report(result, out_dir)
+    report = write_report(result, Path(a.out))
     if a.json:
         d = result.to_dict()
         d["report"] = str(report)
@@ -374,8 +339,16 @@ def cmd_verify(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) ->
 
 
 def cmd_distributed(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) -> int:
+    """``sgpverify distributed``: one multi-process run (or a study) on torch.distributed."""
     from .. import distributed as D
 
+    if a.study is not None:
+        _check_dirs(a, "distributed")
+        for dest, opt in (("check", "--check"), ("algorithm", "--algorithm")):
+            if getattr(a, dest):
+                raise UsageError(
+                    f"sgpverify distributed: error: {opt} applies to a single run, not to --study {a.study}"
+                )
     ok, why = D.available()
     if not ok:
         raise UsageError(f"sgpverify distributed: error: {why}")
@@ -458,9 +431,11 @@ def _straggler_figure(res, outdir):
 
 
 def cmd_run(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) -> int:
+    """``sgpverify run``: experiment configs (every one checked before any runs), cached, with figures."""
     from ..report import plan_configs, run_configs
 
     cache = _executor_args(a, "run")
+    _check_dirs(a, "run")
     planned = plan_configs(a.configs, cache_dir=cache)
     client, owned = _connect(a)
     err = err or sys.stderr

@@ -1,20 +1,66 @@
-"""The parser of the ``sgpverify`` command: one function per subcommand."""
+"""The parser of the ``sgpverify`` command: one function per subcommand.
+
+Options that several subcommands share are declared once: the schedule
+(:func:`add_topology_options`: ``--topology`` with its parameters and faults,
+or ``--matrix``) and the problem (:func:`add_problem_options`). Every numeric
+option checks its own constraint as it is read (:func:`checked`): a bad value
+is one line naming the option, the constraint and the value, exit status 2,
+before anything runs.
+"""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 from .. import graphs
 from ..problems import PROBLEM_NAMES
+from ..validation import check_float, check_int
 from ..version import __version__
-from .commands import UsageError, cmd_distributed, cmd_mixing, cmd_run, cmd_simulate, cmd_verify
+from .commands import cmd_distributed, cmd_mixing, cmd_run, cmd_simulate, cmd_verify
+from .inputs import UsageError
 
-__all__ = ["build_parser"]
+__all__ = ["build_parser", "checked", "add_topology_options", "add_problem_options"]
+
+#: The exit statuses, for every subcommand's help.
+EXIT_STATUS = (
+    "Exit status: 0 success; 1 a check failed (mixing: an assumption is violated; verify: a check fails or "
+    "a control is not detected); 2 bad input, or a simulation that diverged (one line naming the option, "
+    "or the iteration); 3 internal error; 4 (verify) no check fails but some are inconclusive."
+)
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, no usage dump
         raise UsageError(f"{self.prog}: error: {message}")
+
+
+def checked(check: Callable[..., object], **bounds: object) -> type[argparse.Action]:
+    """An argparse action storing ``check(option, value, **bounds)``: a refused value raises
+    :class:`UsageError` naming the option, e.g. ``--drop-prob must be a number in [0.0, 1.0], got nan``.
+
+    ``check`` is one of :mod:`sgpverify.validation`'s (``check_int``, ``check_float``) or
+    :func:`check_nodes`; the option's ``type`` converts the text first.
+    """
+
+    class Checked(argparse.Action):
+        def __call__(self, parser, namespace, values, option_string=None):
+            try:
+                value = check(option_string or self.dest, values, **bounds)
+            except (TypeError, ValueError) as exc:
+                raise UsageError(f"{parser.prog}: error: {exc}") from None
+            setattr(namespace, self.dest, value)
+
+    return Checked
+
+
+def check_nodes(name: str, values: list[int]) -> list[int]:
+    """A non-empty list of node indices (integers >= 0), for ``--stragglers``."""
+    if not values:
+        raise ValueError(f"{name} must list at least one node (I,J,...), got none")
+    for v in values:
+        check_int(name, v, min_value=0)
+    return values
 
 
 def _seed_arg(text):
@@ -26,18 +72,44 @@ def _seed_arg(text):
         raise argparse.ArgumentTypeError(f"expected an integer or 'random', got {text!r}") from None
 
 
-def _positive_int_list(text):
+def _check_seed(name, value):
+    return None if value is None else check_int(name, value, min_value=0)
+
+
+def _int_list(text):
     try:
         return [int(v) for v in text.split(",") if v.strip()]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
 
 
+def _check_problem(name, value, user=True):
+    if value in PROBLEM_NAMES or (user and ":" in value and all(value.partition(":")[::2])):
+        return value
+    extra = " or MODULE:ATTR" if user else ""
+    raise ValueError(f"{name} must be one of {', '.join(PROBLEM_NAMES)}{extra}, got {value!r}")
+
+
+def _int(p, option, least, help, **kw):
+    kw.setdefault("metavar", option.strip("-")[0].upper())
+    p.add_argument(option, type=int, action=checked(check_int, min_value=least), help=help, **kw)
+
+
+def _float(p, option, help, **bounds_and_kw):
+    bounds = {k: bounds_and_kw.pop(k) for k in ("low", "high", "low_open", "high_open") if k in bounds_and_kw}
+    bounds_and_kw.setdefault("metavar", option.strip("-")[0].upper())
+    p.add_argument(option, type=float, action=checked(check_float, **bounds), help=help, **bounds_and_kw)
+
+
+def _seed(p, help="seed (default 0)"):
+    _int(p, "--seed", 0, help, default=0, metavar="S")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``sgpverify`` argument parser (errors raise :class:`UsageError`: one line, exit 2)."""
     parser = _Parser(
         prog="sgpverify",
-        description="Check Stochastic Gradient Push against its theory, with numbers.",
+        description="Check Stochastic Gradient Push against its theory, with numbers. " + EXIT_STATUS,
     )
     parser.add_argument("--version", action="version", version=f"sgpverify {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -45,6 +117,142 @@ def build_parser() -> argparse.ArgumentParser:
     for add in (_add_mixing, _add_simulate, _add_verify, _add_run, _add_distributed):
         add(sub)
     return parser
+
+
+def add_topology_options(
+    p: argparse.ArgumentParser,
+    *,
+    matrix: bool = False,
+    faults: bool = False,
+    params: bool = True,
+    suite: bool = False,
+    default: str | None = None,
+) -> None:
+    """The schedule options, one declaration for every subcommand.
+
+    ``--topology NAME`` (a family of :data:`sgpverify.graphs.FAMILIES`) with
+    ``--nodes``, and with ``params`` the family parameters ``--peers``,
+    ``--edge-prob``, ``--rows`` (defaults from the registry, documented
+    here); with ``matrix``, ``--matrix FILE`` instead of ``--topology`` (one
+    of the two is required); with ``faults``, ``--drop-prob``,
+    ``--stragglers``, ``--straggle-every``. ``suite``: the options of
+    ``verify``, which override a suite setting (no default of their own;
+    ``--nodes`` at least 2, ``--edge-prob`` above 0). ``default``: the
+    topology when ``--topology`` is not given (no ``--nodes`` then: the
+    subcommand has its own size option).
+    """
+    names = ", ".join(graphs.TOPOLOGY_NAMES)
+    if matrix:
+        src = p.add_mutually_exclusive_group(required=True)
+        src.add_argument("--topology", choices=graphs.TOPOLOGY_NAMES, metavar="NAME", help="one of: " + names)
+        src.add_argument(
+            "--matrix",
+            action="append",
+            metavar="FILE",
+            help="a mixing matrix (.npy, .npz sparse, .mtx, or CSV/whitespace text) instead of --topology; repeat "
+            "to cycle through several. It must be square, finite, non-negative and column stochastic (columns "
+            "summing to 1 within a tolerance of a few eps times the column size): anything else is bad input",
+        )
+    elif default is not None:
+        p.add_argument(
+            "--topology",
+            choices=graphs.TOPOLOGY_NAMES,
+            default=default,
+            metavar="NAME",
+            help=f"one of: {names} (default {default})",
+        )
+    else:
+        p.add_argument(
+            "--topology",
+            choices=graphs.TOPOLOGY_NAMES,
+            metavar="NAME",
+            help=("verify on this schedule instead of the defaults: " if suite else "one of: ") + names,
+        )
+    if default is None:
+        _int(
+            p,
+            "--nodes",
+            2 if suite else 1,
+            "nodes n of the main experiments (default 16)"
+            if suite
+            else "number of nodes (required with --topology; with --matrix, the matrices' size)",
+            metavar="N",
+        )
+    if not params:
+        return
+    printed = ", at the n of each run" if suite else "; the value used is printed"
+    er = graphs.family("erdos-renyi").param("p").constraint.partition("(default: ")[2][:-1]
+    rows = graphs.family("torus").param("rows").constraint.partition("(default: ")[2][:-1]
+    _int(p, "--peers", 1, "peers per step (exponential families; default 1)", metavar="P")
+    _float(
+        p,
+        "--edge-prob",
+        f"edge probability of erdos-renyi, in {'(0, 1]' if suite else '[0, 1]'} (default: {er}{printed})",
+        low=0.0,
+        high=1.0,
+        low_open=suite,
+        metavar="P",
+    )
+    _int(p, "--rows", 1, f"rows of the torus, dividing --nodes (default: {rows}{printed})")
+    if not faults:
+        return
+    _float(
+        p,
+        "--drop-prob",
+        "drop each message with probability P, in [0, 1] (default: none)",
+        low=0.0,
+        high=1.0,
+        metavar="P",
+    )
+    p.add_argument(
+        "--stragglers",
+        type=_int_list,
+        action=checked(check_nodes),
+        metavar="I,J,...",
+        help="straggler nodes, in [0, nodes - 1] (send only every --straggle-every steps; default: none)",
+    )
+    _int(
+        p,
+        "--straggle-every",
+        1,
+        "with --stragglers, a straggler sends on steps k with k %% E == 0 (default 2)",
+        metavar="E",
+    )
+
+
+def add_problem_options(
+    p: argparse.ArgumentParser, *, required: bool = False, user: bool = True, default: str | None = None
+) -> None:
+    """``--problem`` (a built-in name, and with ``user`` also ``MODULE:ATTR``) and ``--dim``.
+
+    ``required``: both must be given (``simulate``); ``default``: the
+    problem and a dimension 10 when not given (``distributed``); neither:
+    they override a suite setting (``verify``: default quadratic-cosine, d 10).
+    """
+    user_help = (
+        " or MODULE:ATTR naming a callable ATTR(n=..., d=..., seed=...) returning a Problem-protocol object "
+        "(importable from the current directory)"
+        if user
+        else ""
+    )
+    dflt = f" (default {default or 'quadratic-cosine'})" if not required else ""
+    p.add_argument(
+        "--problem",
+        required=required,
+        default=default,
+        action=checked(_check_problem, user=user),
+        metavar="NAME|MODULE:ATTR" if user else "NAME",
+        help="a built-in problem (" + ", ".join(PROBLEM_NAMES) + ")" + user_help + dflt,
+    )
+    _int(
+        p,
+        "--dim",
+        1,
+        "dimension d" + (" (required)" if required else " (default 10)"),
+        required=required,
+        default=10 if default is not None else None,
+        metavar="D",
+    )
 
 
 def _add_mixing(sub):
@@ -55,69 +263,41 @@ def _add_mixing(sub):
         description=(
             "Measure column-stochasticity, B-window strong connectivity, diameter, "
             "the contraction constants C and q (and the theory's), push-sum weights "
-            "and the period product of a schedule. Exit 1 if an assumption is violated."
+            "and the period product of a schedule. " + EXIT_STATUS
         ),
     )
-    src = m.add_mutually_exclusive_group(required=True)
-    src.add_argument(
-        "--topology", choices=graphs.TOPOLOGY_NAMES, metavar="NAME", help="one of: " + ", ".join(graphs.TOPOLOGY_NAMES)
-    )
-    src.add_argument(
-        "--matrix",
-        action="append",
-        metavar="FILE",
-        help="a mixing matrix (.npy, .npz sparse, .mtx, or CSV/whitespace text); repeat to cycle through several",
-    )
-    m.add_argument("--nodes", type=int, metavar="N", help="number of nodes (with --topology)")
-    m.add_argument("--peers", type=int, default=1, metavar="P", help="peers per step (exponential)")
-    m.add_argument("--tau", type=int, default=0, metavar="T", help="maximum message delay (default 0)")
-    m.add_argument(
-        "--delay", choices=("fixed", "random"), default="fixed", help="delay model when tau > 0 (default fixed)"
-    )
-    m.add_argument("--horizon", type=int, default=100, metavar="K", help="steps examined (default 100)")
-    m.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
+    add_topology_options(m, matrix=True, faults=True)
+    _int(m, "--tau", 0, "maximum message delay (default 0)", default=0)
+    m.add_argument("--delay", choices=("fixed", "random"), help="delay model, with --tau >= 1 (default fixed)")
+    _int(m, "--horizon", 1, "steps examined (default 100)", default=100, metavar="K")
+    _seed(m)
     m.add_argument(
         "--weights",
         choices=("push", "metropolis"),
-        default="push",
         help="weights for a topology (default push: 1/(out-degree+1))",
     )
-    m.add_argument("--edge-prob", type=float, metavar="P", help="edge probability (erdos-renyi)")
-    m.add_argument("--rows", type=int, metavar="R", help="rows of the torus")
-    m.add_argument("--drop-prob", type=float, metavar="P", help="drop each message with probability P")
-    m.add_argument(
-        "--stragglers",
-        type=_positive_int_list,
-        metavar="I,J,...",
-        help="straggler nodes (send only every --straggle-every steps)",
-    )
-    m.add_argument(
-        "--straggle-every",
-        type=int,
-        default=2,
-        metavar="E",
-        help="a straggler sends on steps k with k %% E == 0 (default 2)",
-    )
-    m.add_argument(
+    _int(
+        m,
         "--envelope-horizon",
-        type=int,
-        metavar="T",
-        help="largest product length for the envelope (C, q) (default: until round-off, "
+        1,
+        "largest product length for the envelope (C, q), at least --horizon (default: until round-off, "
         "at most max(10 x horizon, 1000))",
+        metavar="T",
     )
-    m.add_argument(
+    _int(
+        m,
         "--columns",
-        type=int,
-        metavar="C",
-        help="product columns tracked for C and q (default: all up to 512 rows, else 256 seeded "
+        1,
+        "product columns tracked for C and q (default: all up to 512 rows, else 256 seeded "
         "random ones, fewer above 131072 rows so that they fit in 256 MB)",
     )
-    m.add_argument(
+    _int(
+        m,
         "--lyapunov-steps",
-        type=int,
+        4,
+        "steps of the Lyapunov rate estimate, at least 4 (default 2000)",
         default=2000,
         metavar="S",
-        help="steps of the Lyapunov rate estimate (default 2000)",
     )
     m.add_argument(
         "--json",
@@ -135,47 +315,51 @@ def _add_simulate(sub):
         "simulate",
         help="run SGP, tau-OSGP or a baseline on a test problem and report the metrics",
         description=(
-            "Simulate SGP (Algorithm 1), tau-OSGP or a baseline on a built-in nonconvex "
-            "problem; print final consensus, ||grad f(xbar)||^2, f(xbar), mass and weight errors."
+            "Simulate SGP (Algorithm 1), tau-OSGP or a baseline on a built-in or user problem, on a topology or "
+            "matrix schedule; print final consensus, ||grad f(xbar)||^2, f(xbar), mass and weight errors. "
+            + EXIT_STATUS
         ),
     )
-    s.add_argument(
-        "--problem", required=True, choices=PROBLEM_NAMES, metavar="NAME", help="one of: " + ", ".join(PROBLEM_NAMES)
+    add_problem_options(s, required=True)
+    add_topology_options(s, matrix=True, faults=True)
+    _int(s, "--iters", 0, "iterations K (required)", required=True, metavar="K")
+    _float(s, "--step-size", "step size gamma > 0 (required)", required=True, low=0.0, low_open=True, metavar="G")
+    _int(s, "--tau", 0, "maximum message delay: tau-OSGP when >= 1 (algorithm sgp; default 0)", default=0)
+    s.add_argument("--delay", choices=("fixed", "random"), help="delay model, with --tau >= 1 (default fixed)")
+    s.add_argument("--algorithm", choices=ALGORITHMS, default="sgp", help="one of: %(choices)s (default sgp)")
+    _int(s, "--average-every", 1, "local-sgd averaging period H (default 10)", metavar="H")
+    _float(
+        s,
+        "--momentum",
+        "local momentum in [0, 1) (default 0)",
+        default=0.0,
+        low=0.0,
+        high=1.0,
+        high_open=True,
+        metavar="M",
     )
-    s.add_argument(
-        "--topology",
-        required=True,
-        choices=graphs.TOPOLOGY_NAMES,
-        metavar="NAME",
-        help="one of: " + ", ".join(graphs.TOPOLOGY_NAMES),
-    )
-    s.add_argument("--nodes", type=int, required=True, metavar="N")
-    s.add_argument("--dim", type=int, required=True, metavar="D")
-    s.add_argument("--iters", type=int, required=True, metavar="K")
-    s.add_argument("--step-size", type=float, required=True, metavar="G")
-    s.add_argument("--peers", type=int, default=1, metavar="P", help="peers per step (exponential)")
-    s.add_argument("--tau", type=int, default=0, metavar="T")
-    s.add_argument("--delay", choices=("fixed", "random"), default="fixed")
-    s.add_argument("--algorithm", choices=ALGORITHMS, default="sgp")
-    s.add_argument("--average-every", type=int, metavar="H", help="local-sgd averaging period")
-    s.add_argument("--momentum", type=float, default=0.0, metavar="M")
-    s.add_argument("--nesterov", action="store_true")
-    s.add_argument("--send-before-step", action="store_true", help="the authors' overlap variant")
-    s.add_argument("--replicas", type=int, default=1, metavar="R")
+    s.add_argument("--nesterov", action="store_true", help="Nesterov momentum (with --momentum > 0)")
+    s.add_argument("--send-before-step", action="store_true", help="the authors' overlap variant (algorithm sgp)")
+    _int(s, "--replicas", 1, "independent runs in one vectorised pass (default 1)", default=1)
     s.add_argument(
         "--seed",
         type=_seed_arg,
         default=0,
+        action=checked(_check_seed),
         metavar="S",
-        help="seed (default 0); 'random': fresh entropy, printed so that the run can be repeated",
+        help="seed, an integer >= 0 (default 0); 'random': fresh entropy, printed so that the run can be repeated",
     )
-    s.add_argument(
+    _float(
+        s,
         "--message-loss",
-        type=float,
+        "lose each message in flight with probability P, in [0, 1] (mass is not conserved; default: none)",
+        low=0.0,
+        high=1.0,
         metavar="P",
-        help="lose each message in flight with probability P (mass is not conserved)",
     )
-    s.add_argument("--record-every", type=int, metavar="E", help="default: iters // 100 (at least 1)")
+    _int(
+        s, "--record-every", 1, "record the metrics every E iterations (default: iters // 100, at least 1)", metavar="E"
+    )
     s.add_argument("--json", action="store_true", help="print one JSON object with final values and series")
     s.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     s.set_defaults(func=cmd_simulate)
@@ -183,7 +367,7 @@ def _add_simulate(sub):
 
 def _add_verify(sub):
     """The ``verify`` subcommand."""
-    from ..suite import CHECK_NAMES, SUITE_TOPOLOGIES
+    from ..suite import CHECK_NAMES
 
     v = sub.add_parser(
         "verify",
@@ -191,8 +375,7 @@ def _add_verify(sub):
         description=(
             "Run the verification experiments (on built-in defaults, or on your schedule, delays and problem), "
             "print a table (check, measured, predicted, verdict), write DIR/report.md with figures, raw data "
-            "and a manifest. Exit 0 every check passes, 1 a check fails (or a control is not detected), "
-            "4 none fails but some are inconclusive, 2 bad input, 3 internal error."
+            "and a manifest. " + EXIT_STATUS
         ),
     )
     v.add_argument("--quick", action="store_true", help="the quick preset (about two minutes on 2 cores)")
@@ -201,27 +384,15 @@ def _add_verify(sub):
         action="store_true",
         help="also run every check on its negative control and report whether it is detected",
     )
-    v.add_argument(
-        "--topology",
-        choices=SUITE_TOPOLOGIES,
-        metavar="NAME",
-        help="verify on this schedule instead of the defaults: " + ", ".join(SUITE_TOPOLOGIES),
-    )
-    v.add_argument("--nodes", type=int, metavar="N", help="nodes n of the main experiments (default 16)")
-    v.add_argument("--peers", type=int, metavar="P", help="peers per step (exponential schedules)")
-    v.add_argument("--edge-prob", type=float, metavar="P", help="edge probability (erdos-renyi)")
-    v.add_argument("--rows", type=int, metavar="R", help="rows of the torus")
-    v.add_argument("--tau", type=int, metavar="T", help="maximum message delay of every SGP run (default 0)")
+    add_topology_options(v, suite=True)
+    _int(v, "--tau", 0, "maximum message delay of every SGP run (default 0)")
     v.add_argument("--delay", choices=("fixed", "random"), help="delay model when tau > 0 (default fixed)")
+    add_problem_options(v)
     v.add_argument(
-        "--problem",
-        metavar="NAME|MODULE:ATTR",
-        help="a built-in problem (" + ", ".join(PROBLEM_NAMES) + ") or MODULE:ATTR naming a callable "
-        "ATTR(n=..., d=..., seed=...) returning a Problem-protocol object (importable from the "
-        "current directory)",
+        "--config",
+        metavar="FILE.toml",
+        help="suite settings (any SuiteConfig field) from a TOML file, checked as run checks its [config]",
     )
-    v.add_argument("--dim", type=int, metavar="D", help="dimension d (default 10)")
-    v.add_argument("--config", metavar="FILE.toml", help="suite settings (any SuiteConfig field) from a TOML file")
     v.add_argument(
         "--only",
         action="append",
@@ -229,18 +400,18 @@ def _add_verify(sub):
         metavar="CHECK",
         help="run only this check (repeatable): " + ", ".join(CHECK_NAMES),
     )
-    v.add_argument(
+    _int(
+        v,
         "--workers",
-        type=int,
-        default=None,
-        metavar="N",
-        help="local processes for the independent experiment units (default: all cores; 1: serial); "
+        1,
+        "local processes for the independent experiment units (default: all cores; 1: serial); "
         "the results are the same bits whatever N",
+        metavar="N",
     )
     _add_sweep_options(v)
     v.add_argument("--out", default="sgpverify-out", metavar="DIR", help="report directory (default sgpverify-out)")
     v.add_argument("--json", action="store_true", help='print {"checks": [...], ...} instead of the table')
-    v.add_argument("--seed", type=int, default=0, metavar="S")
+    _seed(v)
     v.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     v.set_defaults(func=cmd_verify)
 
@@ -254,18 +425,19 @@ def _add_run(sub):
             "Run each experiment config, split into independent units (configuration x K x ...) on "
             "--workers local processes or a --scheduler dask cluster, with the same bits; finished units "
             "and results are cached by a hash of configuration, seed, code and library versions, so an "
-            "interrupted run resumes and a rerun only replots."
+            "interrupted run resumes and a rerun only replots. Every config is checked (its [config] as "
+            "verify --config is) before any runs. " + EXIT_STATUS
         ),
     )
     r.add_argument("configs", nargs="+", metavar="CONFIG", help="experiment TOML files")
     r.add_argument("--out", default="docs/figures", metavar="DIR", help="figure directory (default docs/figures)")
-    r.add_argument(
+    _int(
+        r,
         "--workers",
-        type=int,
-        default=None,
-        metavar="N",
-        help="local processes for the independent units (configuration x K x ...; default: all cores; "
+        1,
+        "local processes for the independent units (configuration x K x ...; default: all cores; "
         "1: serial); the results are the same bits whatever N",
+        metavar="N",
     )
     _add_sweep_options(r)
     r.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
@@ -280,28 +452,37 @@ def _add_distributed(sub):
         description=(
             "Run SGP, tau-OSGP, D-PSGD or AllReduce SGD with one process per node on localhost "
             "(torch.distributed, gloo). --check also runs the simulator on the same problem, seeds and "
-            "schedule; --study stragglers compares wall-clock times under a slow node and slow links."
+            "schedule; --study stragglers compares wall-clock times under a slow node and slow links. " + EXIT_STATUS
         ),
     )
-    dp.add_argument("--nproc", type=int, default=4, metavar="N")
-    dp.add_argument("--iters", type=int, default=100, metavar="K")
-    dp.add_argument("--tau", type=int, default=0, metavar="T", help="0: synchronous SGP; >= 1: tau-OSGP")
+    _int(dp, "--nproc", 1, "processes, one per node (default 4)", default=4, metavar="N")
+    _int(dp, "--iters", 0, "iterations per process (default 100)", default=100, metavar="K")
+    _int(dp, "--tau", 0, "0: synchronous SGP; >= 1: tau-OSGP (default 0)", default=0)
     dp.add_argument(
         "--algorithm",
         choices=("sgp", "osgp", "dpsgd", "allreduce"),
         default=None,
-        help="default: sgp, or osgp when --tau >= 1",
+        help="one of: %(choices)s (default: sgp, or osgp when --tau >= 1)",
     )
-    dp.add_argument("--topology", choices=graphs.TOPOLOGY_NAMES, default="exponential", metavar="NAME")
-    dp.add_argument("--problem", choices=PROBLEM_NAMES, default="quadratic-cosine", metavar="NAME")
-    dp.add_argument("--dim", type=int, default=10, metavar="D")
-    dp.add_argument("--step-size", type=float, default=0.05, metavar="G")
-    dp.add_argument("--seed", type=int, default=0, metavar="S")
-    dp.add_argument("--timeout", type=float, default=60.0, metavar="SEC", help="peer timeout (default 60 s)")
+    add_topology_options(dp, params=False, default="exponential")
+    add_problem_options(dp, user=False, default="quadratic-cosine")
+    _float(dp, "--step-size", "step size gamma > 0 (default 0.05)", default=0.05, low=0.0, low_open=True, metavar="G")
+    _seed(dp)
+    _float(
+        dp,
+        "--timeout",
+        "peer timeout in seconds, > 0 (default 60)",
+        default=60.0,
+        low=0.0,
+        low_open=True,
+        metavar="SEC",
+    )
     dp.add_argument("--check", action="store_true", help="compare with the simulator")
     dp.add_argument("--study", choices=("stragglers",), help="run a study instead of a single run")
-    dp.add_argument("--out", default="sgpverify-out", metavar="DIR", help="where the study figure goes")
-    dp.add_argument("--json", action="store_true")
+    dp.add_argument(
+        "--out", default="sgpverify-out", metavar="DIR", help="where the study figure goes (default sgpverify-out)"
+    )
+    dp.add_argument("--json", action="store_true", help="print one JSON object")
     dp.set_defaults(func=cmd_distributed)
 
 

@@ -74,6 +74,7 @@ class RunConfig:
         check_choice("problem", self.problem, problems.PROBLEM_NAMES)
         check_int("dim", self.dim, min_value=1)
         check_float("step_size", self.step_size, low=0.0, low_open=True)
+        check_int("seed", self.seed, min_value=0)
         check_float("timeout", self.timeout, low=0.0, low_open=True)
         check_int("record_every", self.record_every, min_value=1)
         if self.slow_rank is not None:

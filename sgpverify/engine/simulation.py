@@ -14,7 +14,7 @@ import scipy.sparse as sp
 
 from ..errors import EffectiveStepWarning
 from ..graphs import Topology
-from ..mixing import DelayModel, MixingSchedule, check_delay_shape, delay_model, mixing_schedule
+from ..mixing import DelayModel, MixingSchedule, as_topology, check_delay_shape, delay_model, mixing_schedule
 from ..problems import check_problem
 from ..validation import check_choice, check_float, check_int, check_seed
 from .mixers import Mixer, State
@@ -54,8 +54,8 @@ def simulate(
     ----------
     problem : Problem protocol
         ``n_nodes``, ``dim``, ``grad(z, rng)``, ``full_grad``, ``value``, constants.
-    topology : Topology, MixingSchedule, matrix or list of matrices
-        Communication schedule; a topology gets uniform push weights
+    topology : Topology, MixingSchedule, networkx graph, matrix or list of them
+        Communication schedule (a list: item ``k mod len`` at step k); a topology gets uniform push weights
         ``1/(out-degree + 1)`` ("sgp") or Metropolis weights ("dpsgd").
     step_size : float
         gamma > 0.
@@ -165,7 +165,7 @@ def simulate(
     H = 10 if average_every is None else check_int("average_every", average_every, min_value=1)
     if average_every is not None and algorithm != "local-sgd":
         raise ValueError(f"average_every applies to algorithm 'local-sgd' only, got {algorithm!r}")
-    mixer, model, topo_name = _schedule(topology, algorithm, n, tau, delay, seed)
+    mixer, model, topo_name = _schedule(as_topology(topology), algorithm, n, tau, delay, seed)
     X = _initial_state(x0, n, R, d)
 
     # the run: the state, the gradient streams, the step and the records

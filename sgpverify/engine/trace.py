@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import metrics
+from ..errors import SimulationDivergedError
 from .step import check_finite
 
 if TYPE_CHECKING:
@@ -98,6 +99,55 @@ class Trace:
     def final(self) -> dict[str, float]:
         """Last recorded value of each series (averaged over replicas)."""
         return {k: float(np.mean(getattr(self, k)[-1])) for k in self.SERIES}
+
+    #: The measurements :meth:`check_finite` holds finite, with their names in its message.
+    MEASURED = (("consensus", "consensus"), ("grad_norm_sq", "||grad f(xbar)||^2"), ("value", "f(xbar)"))
+
+    def check_finite(self) -> Trace:
+        """Return the trace, or raise if a recorded measurement or the final state is not finite.
+
+        :func:`~sgpverify.engine.simulate` raises when the state itself
+        overflows; a run whose state is still finite (up to about 1e308) can
+        record measurements that overflow already (``f(xbar)``,
+        ``||grad f(xbar)||^2`` and the consensus square the state). This
+        check catches both, whatever the number of iterations.
+
+        Raises
+        ------
+        SimulationDivergedError
+            Naming the first recorded iteration at which a measurement is not
+            finite (and its value), or the final state, and the step size.
+
+        Examples
+        --------
+        >>> import sgpverify as sv
+        >>> prob = sv.problems.QuadraticCosine(n=4, d=2, seed=0)
+        >>> tr = sv.simulate(prob, sv.graphs.ring(4), step_size=0.1, n_iter=20)
+        >>> tr.check_finite() is tr
+        True
+        """
+        first = None
+        for key, label in self.MEASURED:
+            arr = np.asarray(getattr(self, key), dtype=float)
+            bad = ~np.isfinite(arr.reshape(len(arr), -1)).all(axis=1)
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                if first is None or i < first[0]:
+                    first = (i, label, float(np.ravel(arr[i])[np.flatnonzero(~np.isfinite(np.ravel(arr[i])))[0]]))
+        where = None
+        if first is not None:
+            i, label, v = first
+            where = f"{label} = {v} at iteration {int(self.iterations[i])}"
+        elif not (np.isfinite(self.x).all() and np.isfinite(self.w).all()):
+            where = f"the final state is not finite at iteration {self.n_iter}"
+        if where is None:
+            return self
+        exc = SimulationDivergedError(
+            f"simulation diverged: {where}, the first record not finite (step_size = {self.step_size:g}: "
+            "the run overflows; a smaller step size is needed)"
+        )
+        exc.iteration = int(self.iterations[first[0]]) if first is not None else self.n_iter
+        raise exc
 
     def to_dict(self, states: bool = False) -> dict[str, Any]:
         """JSON-ready dict: parameters, final values and series (states optional)."""

@@ -17,7 +17,7 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import networkx as nx
 import numpy as np
@@ -195,21 +195,46 @@ def is_canonical(cls: type[Topology]) -> bool:
 class Topology:
     """Base class: a time-varying directed graph on nodes ``0..n-1``.
 
-    Subclasses implement ``_edges(k)``; users call :meth:`edges`.
+    Subclasses set ``n`` and implement ``_edges(k)``; users call :meth:`edges`.
+    ``period`` and ``name`` have defaults: a subclass that sets neither is an
+    aperiodic (or not known to be periodic) schedule named after its class.
 
     Attributes
     ----------
     n : int
-        Number of nodes.
+        Number of nodes (a subclass must set it: reading it otherwise raises an
+        AttributeError saying so).
     period : int or None
-        ``edges(k) == edges(k + period)`` for every k; None if random or aperiodic.
+        ``edges(k) == edges(k + period)`` for every k; None (the default) if
+        random, aperiodic or not known: every step is then examined.
     name : str
-        Short description, used in reports.
+        Short description, used in reports (default: the class name and n).
+
+    Examples
+    --------
+    >>> class Ring3(Topology):
+    ...     n = 3
+    ...     def _edges(self, k):
+    ...         return [[0, 1], [1, 2], [2, 0]]
+    >>> t = Ring3()
+    >>> t.period, t.name, t.edges(5).tolist()
+    (None, 'Ring3(n=3)', [[0, 1], [1, 2], [2, 0]])
     """
 
     n: int
-    period: int | None
+    period: int | None = None
     name: str
+
+    def __getattr__(self, attr: str) -> Any:
+        # only called for attributes not set: ``name`` has a default, ``n`` is the subclass's to set
+        if attr == "name":
+            return f"{type(self).__name__}(n={self.n})"
+        if attr == "n":
+            raise AttributeError(
+                f"{type(self).__name__} must set n, the number of nodes, before it is used: a Topology "
+                "subclass sets n (and implements _edges(k)); period and name have defaults"
+            )
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
 
     def edges(self, k: int) -> Edges:
         """Directed edges ``(sender, receiver)`` used at iteration ``k``.

@@ -8,6 +8,8 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import networkx as nx
 import numpy as np
 
@@ -117,12 +119,21 @@ def star(n: int) -> PeriodicTopology:
     return PeriodicTopology(n, [e], name=f"star(n={n})")
 
 
-def from_networkx(graph: nx.Graph) -> PeriodicTopology:
-    """A static topology from a networkx ``DiGraph`` or ``Graph``.
+def from_networkx(graph: nx.Graph | Sequence[nx.Graph]) -> PeriodicTopology:
+    """A topology from a networkx ``DiGraph`` or ``Graph``, or a periodic schedule from a list of them.
 
-    Nodes are numbered in the order of ``graph.nodes``; an undirected edge
+    Nodes are numbered in the order of ``graph.nodes`` (of the first graph of
+    a list: every graph of a list must have the same nodes); an undirected edge
     becomes two directed ones; self-loops are dropped (the self share is
-    always kept by the mixing weights).
+    always kept by the mixing weights). A list ``[g0, g1, ...]`` is the
+    schedule using ``g_(k mod len)`` at step k (period ``len``).
+
+    Raises
+    ------
+    TypeError
+        If ``graph`` is not a networkx graph nor a non-empty list of them.
+    ValueError
+        If a graph has no node, or the graphs of a list have different nodes.
 
     Examples
     --------
@@ -130,15 +141,35 @@ def from_networkx(graph: nx.Graph) -> PeriodicTopology:
     >>> topo = from_networkx(nx.path_graph(3))
     >>> topo.edges(0).tolist()
     [[0, 1], [1, 0], [1, 2], [2, 1]]
+    >>> s = from_networkx([nx.DiGraph([(0, 1), (1, 2)]), nx.DiGraph([(2, 0), (1, 0)])])
+    >>> s.period, s.edges(3).tolist()
+    (2, [[1, 0], [2, 0]])
     """
-    if not isinstance(graph, nx.Graph):
-        raise TypeError(f"graph must be a networkx Graph or DiGraph, got {type(graph).__name__}")
-    nodes = list(graph.nodes)
+    if isinstance(graph, nx.Graph):
+        graphs, name = [graph], "networkx"
+    elif isinstance(graph, (list, tuple)) and graph and all(isinstance(g, nx.Graph) for g in graph):
+        graphs, name = list(graph), "networkx schedule"
+    else:
+        got = type(graph).__name__
+        if isinstance(graph, (list, tuple)):
+            bad = next((g for g in graph if not isinstance(g, nx.Graph)), None)
+            got = "an empty list" if not graph else f"a list holding a {type(bad).__name__}"
+        raise TypeError(f"graph must be a networkx Graph or DiGraph, or a non-empty list of them, got {got}")
+    nodes = list(graphs[0].nodes)
     if not nodes:
         raise ValueError("graph must have at least 1 node, got 0")
     index = {v: i for i, v in enumerate(nodes)}
-    pairs = [(index[u], index[v]) for u, v in graph.edges()]
-    if not graph.is_directed():
-        pairs += [(v, u) for u, v in pairs]
-    e = np.array(pairs, dtype=np.int64).reshape(-1, 2)
-    return PeriodicTopology(len(nodes), [e], name=f"networkx(n={len(nodes)})")
+    steps = []
+    for j, g in enumerate(graphs):
+        if set(g.nodes) != set(nodes):
+            raise ValueError(
+                f"graph[{j}] must have the nodes of graph[0] ({len(nodes)} nodes), got {g.number_of_nodes()} "
+                f"nodes, {len(set(g.nodes) ^ set(nodes))} of them not shared"
+            )
+        pairs = [(index[u], index[v]) for u, v in g.edges()]
+        if not g.is_directed():
+            pairs += [(v, u) for u, v in pairs]
+        steps.append(np.array(pairs, dtype=np.int64).reshape(-1, 2))
+    n = len(nodes)
+    label = f"{name}(n={n})" if len(steps) == 1 else f"{name}(n={n}, period={len(steps)})"
+    return PeriodicTopology(n, steps, name=label)

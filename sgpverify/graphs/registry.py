@@ -133,12 +133,26 @@ class Param:
         ``space(n) -> Integers | Floats | OneOf``: the values property tests
         draw for a topology on n nodes. None for ``seed`` (the strategy draws
         one seed and shares it with the faults it adds).
+    compute : callable, optional
+        ``compute(n)``: the value the builder takes on n nodes when ``default``
+        is None and the parameter is not given (see :meth:`default_for`).
     """
 
     name: str
     default: object
     constraint: str
     space: Callable[[int], Space] | None = None
+    compute: Callable[[int], object] | None = None
+
+    def default_for(self, n: int) -> object:
+        """The value used on ``n`` nodes when the parameter is not given (for help texts and reports).
+
+        Examples
+        --------
+        >>> round(family("erdos-renyi").param("p").default_for(8), 5), family("torus").param("rows").default_for(12)
+        (0.51986, 3)
+        """
+        return self.compute(n) if self.default is None and self.compute is not None else self.default
 
 
 @dataclass(frozen=True)
@@ -226,9 +240,17 @@ def _ring_alternating(n: int) -> Topology:
     return ring(n, alternating=True)
 
 
+def _default_rows(n: int) -> int:
+    return max(d for d in range(1, math.isqrt(n) + 1) if n % d == 0)
+
+
+def _default_edge_prob(n: int) -> float:
+    return 1.0 if n < 3 else min(1.0, 2 * math.log(n) / n)
+
+
 def _torus(n: int, rows: int | None = None) -> Topology:
     if rows is None:
-        rows = max(d for d in range(1, math.isqrt(n) + 1) if n % d == 0)
+        rows = _default_rows(n)
     rows = check_int("rows", rows, min_value=1)
     if n % rows:
         raise ValueError(f"rows must divide nodes = {n}, got {rows}")
@@ -237,7 +259,7 @@ def _torus(n: int, rows: int | None = None) -> Topology:
 
 def _erdos_renyi(n: int, p: float | None = None, seed: int | np.random.SeedSequence | None = None) -> Topology:
     if p is None:
-        p = 1.0 if n < 3 else min(1.0, 2 * math.log(n) / n)
+        p = _default_edge_prob(n)
     return erdos_renyi(n, p, seed=seed)
 
 
@@ -290,6 +312,7 @@ _DECLARED = (
                 None,
                 "an integer >= 1 dividing nodes (default: the largest divisor of nodes not above sqrt(nodes))",
                 _divisors,
+                _default_rows,
             ),
         ),
     ),
@@ -304,6 +327,7 @@ _DECLARED = (
                 None,
                 "a number in [0, 1] (default: min(1, 2 ln(nodes) / nodes), 1 below 3 nodes)",
                 lambda n: Floats(0.0, 1.0),
+                _default_edge_prob,
             ),
             _SEED,
         ),

@@ -6,14 +6,14 @@ import dataclasses
 import math
 from typing import TYPE_CHECKING, Any
 
-from ..validation import check_int, unknown_key
+from ..validation import check_float, check_int, unknown_key
 from .setting import label_of, resolve_problem, resolve_topology
 
 if TYPE_CHECKING:
     import os
-    from collections.abc import Mapping
+    from collections.abc import Collection, Mapping
 
-__all__ = ["SuiteConfig", "QUICK", "FULL", "PRESETS", "config_from_dict", "validate_config", "longest_run"]
+__all__ = ["SuiteConfig", "QUICK", "FULL", "PRESETS", "LADDERS", "config_from_dict", "validate_config", "longest_run"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,63 +123,187 @@ def config_from_dict(
 ) -> SuiteConfig:
     """A :class:`SuiteConfig` from ``base`` with overrides; unknown keys are rejected.
 
-    The error names the key and the closest valid name.
+    The error names the key and the closest valid name. A list field
+    (``Ks``, ``topologies``, ...) must be given as a list (a TOML array): a
+    bare string or number there is refused. The values are checked by
+    :func:`validate_config`.
     """
     for key in over:
         if key not in _FIELDS:
             raise unknown_key("config keys (SuiteConfig fields)", key, sorted(_FIELDS), source)
+    for key, v in over.items():
+        if key in _LIST_FIELDS and not isinstance(v, (list, tuple)):
+            raise TypeError(f"{key} must be a list, got {v!r}" + (f" (in {source})" if source else ""))
     over = {k: tuple(v) if isinstance(v, list) else v for k, v in over.items()}
     return dataclasses.replace(base, **over)
 
 
-def validate_config(cfg: SuiteConfig) -> SuiteConfig:
-    """Check a configuration before running anything (errors name the setting and value)."""
-    check_int("nodes", cfg.n, min_value=2)
-    check_int("dim", cfg.d, min_value=1)
-    check_int("tau", cfg.tau, min_value=0)
-    if cfg.delay not in ("fixed", "random"):
-        raise ValueError(f"delay must be one of fixed, random, got {cfg.delay!r}")
-    check_int("replicas", cfg.replicas, min_value=3)
-    check_int("rate_replicas", cfg.rate_replicas, min_value=3)
-    check_int("speedup_replicas", cfg.speedup_replicas, min_value=3)
-    check_int("delay_replicas", cfg.delay_replicas, min_value=3)
+#: The fields holding lists (given as TOML arrays).
+_LIST_FIELDS = {f.name for f in dataclasses.fields(SuiteConfig) if isinstance(f.default, tuple)}
+#: The K and n ladders: at least 2 increasing positive integers each (descent_Ks: at least 1).
+LADDERS = (
+    "Ks",
+    "speedup_ns",
+    "speedup_Ks",
+    "descent_Ks",
+    "delay_Ks",
+    "baseline_Ks",
+    "topology_Ks",
+    "scaling_Ks",
+    "complexity_ns",
+    "complexity_budgets",
+)
+
+
+def _ladder(name, v):
+    least = 1 if name == "descent_Ks" else 2
+    ints = all(isinstance(x, int) and not isinstance(x, bool) for x in v)
+    if len(v) < least or not ints or any(x < 1 for x in v) or list(v) != sorted(set(v)):
+        what = f"at least {least} increasing positive integer" + ("s" if least > 1 else "")
+        raise ValueError(f"{name} must be {what}, got {list(v)}")
+
+
+def _checks(cfg):
+    """``[(key, check)]``: every check of :func:`validate_config`, named by the key it is about."""
+    from .. import graphs
+
+    def num(name, **kw):
+        return name, lambda: check_float(name, getattr(cfg, name), **kw)
+
+    def integer(name, least):
+        return name, lambda: check_int(name, getattr(cfg, name), min_value=least)
+
+    def name_check():
+        if not isinstance(cfg.name, str) or not cfg.name:
+            raise ValueError(f"name must be a non-empty string, got {cfg.name!r}")
+
+    def delay():
+        if cfg.delay not in ("fixed", "random"):
+            raise ValueError(f"delay must be one of fixed, random, got {cfg.delay!r}")
+
+    def edge_prob():
+        if cfg.edge_prob is not None:
+            check_float("edge_prob", cfg.edge_prob, low=0.0, high=1.0, low_open=True)
+
+    def rows():
+        if cfg.rows is not None:
+            check_int("rows", cfg.rows, min_value=1)
+
+    def taus():
+        t = cfg.taus
+        ints = all(isinstance(x, int) and not isinstance(x, bool) for x in t)
+        if not t or not ints or any(x < 0 for x in t) or list(t) != sorted(set(t)) or t[0] != 0 or len(t) < 2:
+            raise ValueError(
+                f"taus must be increasing integers >= 0 starting with 0 (the undelayed reference) and "
+                f"at least one delay, got {list(t)}"
+            )
+
+    def budgets():
+        small = [(n, T) for n in cfg.complexity_ns for T in cfg.complexity_budgets if T // n < 2]
+        if small:
+            raise ValueError(
+                f"complexity_budgets must give every n of complexity_ns at least 2 iterations (T // n >= 2), "
+                f"got T = {small[0][1]} for n = {small[0][0]}"
+            )
+
+    def scaling_factor():
+        sf = cfg.scaling_factor
+        if isinstance(sf, bool) or not isinstance(sf, (int, float)) or not math.isfinite(sf) or sf <= 0 or sf == 1:
+            raise ValueError(f"scaling_factor must be a finite number > 0 other than 1, got {sf!r}")
+
+    def schedules(key):
+        def check():
+            specs = getattr(cfg, key)
+            if key == "topologies" and not specs:
+                raise ValueError("topologies must name at least one schedule, got none")
+            for t in specs:
+                resolve_topology(t, cfg)(cfg.n, 0)
+
+        return key, check
+
+    def applies(key, param, family):
+        # a setting no schedule of the configuration takes would be ignored: refused instead
+        def check():
+            if getattr(cfg, key) is None:
+                return
+            names = [t for t in cfg.topologies + cfg.compare_topologies if isinstance(t, str)]
+            if not any(graphs.takes(t, param) for t in names if t in graphs.TOPOLOGY_NAMES):
+                raise ValueError(
+                    f"{key} applies to {family} schedules only, got {key} = {getattr(cfg, key)} with schedules "
+                    f"{', '.join(names) or 'none by name'}"
+                )
+
+        return key, check
+
+    def problem():
+        resolve_problem(cfg.problem, cfg)(cfg.n, 0)
+
+    out = [("name", name_check), integer("n", 2), integer("d", 1), num("alpha", low=0.0)]
+    out += [num("heterogeneity", low=0.0), num("sigma", low=0.0), num("x0"), integer("peers", 1)]
+    out += [("edge_prob", edge_prob), ("rows", rows), integer("tau", 0), ("delay", delay), integer("descent_tau", 0)]
+    for name in ("replicas", "rate_replicas", "speedup_replicas", "delay_replicas"):
+        out.append(integer(name, 3))
     for name in ("topology_replicas", "scaling_replicas", "complexity_replicas"):
-        check_int(name, getattr(cfg, name), min_value=3)
-    for name in (
-        "Ks",
-        "speedup_ns",
-        "speedup_Ks",
-        "delay_Ks",
-        "baseline_Ks",
-        "topology_Ks",
-        "scaling_Ks",
-        "complexity_ns",
-        "complexity_budgets",
-    ):
-        v = getattr(cfg, name)
-        if len(v) < 2 or any(not isinstance(x, int) or x < 1 for x in v) or list(v) != sorted(set(v)):
-            raise ValueError(f"{name} must be at least 2 increasing positive integers, got {list(v)}")
-    t = cfg.taus
-    if not t or any(not isinstance(x, int) or x < 0 for x in t) or list(t) != sorted(set(t)) or t[0] != 0 or len(t) < 2:
-        raise ValueError(
-            f"taus must be increasing integers >= 0 starting with 0 (the undelayed reference) and "
-            f"at least one delay, got {list(t)}"
-        )
-    small = [(n, T) for n in cfg.complexity_ns for T in cfg.complexity_budgets if T // n < 2]
-    if small:
-        raise ValueError(
-            f"complexity_budgets must give every n of complexity_ns at least 2 iterations (T // n >= 2), "
-            f"got T = {small[0][1]} for n = {small[0][0]}"
-        )
-    sf = cfg.scaling_factor
-    if isinstance(sf, bool) or not isinstance(sf, (int, float)) or not math.isfinite(sf) or sf <= 0 or sf == 1:
-        raise ValueError(f"scaling_factor must be a finite number > 0 other than 1, got {sf!r}")
-    for tname in cfg.compare_topologies:
-        resolve_topology(tname, cfg)(cfg.n, 0)
-    if not cfg.topologies:
-        raise ValueError("topologies must name at least one schedule, got none")
-    for t in cfg.topologies:
-        resolve_topology(t, cfg)(cfg.n, 0)
-    make = resolve_problem(cfg.problem, cfg)
-    make(cfg.n, 0)
+        out.append(integer(name, 3))
+    out += [integer("theorem_replicas", 1), integer("theorem_K_cap", 1)]
+    out += [integer("mixing_horizon", 1), integer("bound_horizon", 1)]
+    out += [(name, lambda name=name: _ladder(name, getattr(cfg, name))) for name in LADDERS]
+    out += [("taus", taus), ("complexity_budgets", budgets), ("scaling_factor", scaling_factor)]
+    out += [schedules("compare_topologies"), schedules("topologies")]
+    out += [applies("rows", "rows", "torus"), applies("edge_prob", "p", "erdos-renyi")]
+    out += [("problem", problem)]
+    return out
+
+
+def validate_config(
+    cfg: SuiteConfig,
+    source: str | os.PathLike[str] | None = None,
+    keys: Collection[str] | None = None,
+    options: Mapping[str, str] | None = None,
+) -> SuiteConfig:
+    """Check a configuration before running anything (errors name the key and the value).
+
+    The one validation of suite settings: ``sgpverify verify`` (preset,
+    ``--config`` file and options) and ``sgpverify run`` (each experiment
+    file's ``[config]``) both call it before any work.
+
+    Parameters
+    ----------
+    cfg : SuiteConfig
+    source : path, optional
+        The file the settings come from: an error about one of them ends with
+        ``(in FILE)``.
+    keys : collection of str, optional
+        The keys ``source`` set (default: every key), so that an error about a
+        key set elsewhere (an option) does not name the file.
+    options : mapping, optional
+        ``{key: option}`` for the keys set by command-line options: an error
+        about one of them ends with ``(from --option)``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Naming the first key whose value is refused, the constraint and the
+        value, e.g. ``Ks must be at least 2 increasing positive integers, got
+        [256, nan] (in rates.toml)``.
+
+    Examples
+    --------
+    >>> validate_config(config_from_dict({"Ks": [256, 128]}), source="r.toml")
+    Traceback (most recent call last):
+    ...
+    ValueError: Ks must be at least 2 increasing positive integers, got [256, 128] (in r.toml)
+    """
+    for key, check in _checks(cfg):
+        try:
+            check()
+        except (TypeError, ValueError) as exc:
+            if options and key in options:
+                where = f"from {options[key]}"
+            elif source is not None and (keys is None or key in keys):
+                where = f"in {source}"
+            else:
+                raise
+            cls = TypeError if isinstance(exc, TypeError) else ValueError
+            raise cls(f"{exc} ({where})") from None
     return cfg
