@@ -39,6 +39,7 @@ def test_mixing_json_has_report_keys():
     d = json.loads(out)
     for k in REPORT_KEYS:
         assert k in d
+    # exact, not round-off: the shares are 1/2 and every product of n = 16 a multiple of 1/16 (dyadic)
     assert d["B"] == 4 and d["period"] == 4 and d["period_product_error"] == 0.0
 
 
