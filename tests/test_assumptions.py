@@ -7,6 +7,8 @@ import math
 import networkx as nx
 import numpy as np
 import pytest
+import scipy.sparse as sp
+from _tolerances import EPS, roundoff
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,9 +16,6 @@ import sgpverify as sv
 from sgpverify import assumptions, graphs, mixing
 from sgpverify.assumptions import check, connectivity
 from sgpverify.testing import strategies as sgst
-
-EPS = np.finfo(float).eps
-
 
 # ---------------------------------------------------------------- B and diameter
 
@@ -87,11 +86,64 @@ def test_disconnected_schedule_is_reported_and_strict_raises():
     assert r.B is None and r.diameter is None
     assert not r.passed
     assert any("strongly connected" in v for v in r.violations)
-    # products of a disconnected schedule do not contract to rank one: q is 1 up to the round-off
-    # of a rate computed from products of 10 matrices (the last bits vary between BLAS builds)
-    assert abs(r.q - 1.0) <= 16 * np.finfo(float).eps, r.q
+    # products of a disconnected schedule do not contract to rank one: two closed classes make the
+    # rate exactly 1, set from the graph (an eigenvalue solver gives 1 +- 2.2e-16 by BLAS build)
+    assert r.q == 1.0 and r.q_exact == 1.0 and r.q_exact_method == "closed-classes"
+    assert any("do not contract" in v for v in r.violations)
     with pytest.raises(sv.MixingAssumptionError, match="strongly connected"):
         sv.check_mixing(topo, horizon=10, strict=True)
+
+
+@settings(max_examples=30)
+@given(
+    sizes=st.lists(st.integers(1, 5), min_size=1, max_size=3),
+    p=st.floats(0.0, 0.6),
+    bridges=st.integers(0, 3),
+    tau=st.integers(0, 2),
+    seed=st.integers(0, 10**6),
+)
+def test_closed_classes_set_rate_one_exactly_and_agree_with_networkx(sizes, p, bridges, tau, seed):
+    """Rate 1 is set from the graph where two classes never mix; the count of classes is that of
+    networkx's attracting components, and the eigenvalue solver's rate is 1 up to its round-off."""
+    from sgpverify.assumptions.rates import closed_classes
+
+    rng = np.random.default_rng(seed)
+    g = nx.disjoint_union_all([nx.gnp_random_graph(m, p, seed=int(rng.integers(2**31)), directed=True) for m in sizes])
+    n = g.number_of_nodes()
+    for _ in range(bridges):  # one-way links between the blocks: some blocks stop being closed
+        a, b = (int(v) for v in rng.integers(0, n, 2))
+        if a != b:
+            g.add_edge(a, b)
+    topo = graphs.from_networkx(g)
+    S = mixing.mixing_schedule(topo, tau=tau)
+    mats = [S.matrix(k) for k in range(S.period)]
+    expected = nx.number_attracting_components(g)  # sink components of the mass flow j -> i
+    assert closed_classes(mats, S.N) == expected
+    ex = assumptions.exact_rate(topo, tau=tau)
+    # independent: the dense eigenvalues of the deflated period product, rows N (tau + 1 copies)
+    Pi = np.eye(S.N) - 1.0 / S.N
+    for P in mats:
+        Pi = P.toarray() @ Pi
+    rho = float(np.abs(np.linalg.eigvals(Pi)).max())
+    if expected >= 2:
+        assert (ex.rate, ex.rho, ex.method) == (1.0, 1.0, "closed-classes")
+        assert abs(rho - 1.0) <= roundoff(1.0, S.N), rho
+    else:
+        assert ex.method != "closed-classes"  # one closed class: the rate is computed
+
+
+def test_closed_classes_claim_nothing_outside_column_stochastic_steps():
+    from sgpverify.assumptions.rates import closed_classes
+
+    two = np.eye(2)  # two nodes that never talk: two closed classes ...
+    assert closed_classes([sp.csr_array(two)], 2) == 2
+    # ... but not once a column does not sum to 1, or an entry is negative: no exact rate claimed
+    assert closed_classes([sp.csr_array(np.diag([1.0, 0.9]))], 2) == 0
+    assert closed_classes([sp.csr_array([[1.0, 0.0], [0.0, 1.0]]), sp.csr_array([[1.2, 0.0], [-0.2, 1.0]])], 2) == 0
+    # a node that only sends (not strongly connected) leaves one closed class: the rate is computed
+    g = nx.DiGraph([(0, 1), (1, 2), (2, 3), (3, 1)])
+    r = assumptions.exact_rate(graphs.from_networkx(g))
+    assert r.method == "dense" and r.rate < 0.9
 
 
 # ---------------------------------------------------------------- contraction
@@ -642,7 +694,7 @@ def test_nedic_olshevsky_constants_and_hypotheses():
 def test_disconnected_schedule_envelope_does_not_contract():
     topo = graphs.from_networkx(nx.disjoint_union(nx.cycle_graph(3), nx.cycle_graph(3)))
     r = sv.check_mixing(topo, horizon=10, lyapunov_steps=200)
-    assert r.q_exact == pytest.approx(1.0, abs=1e-12) and r.q >= r.q_exact
+    assert r.q_exact == 1.0 and r.q == 1.0  # set exactly: two closed classes (test_closed_classes_...)
     assert r.q_lyapunov == pytest.approx(1.0, abs=1e-6)
     assert r.one_over_one_minus_q > 1e10
     assert any("do not contract" in v for v in r.violations)

@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import pytest
+from _tolerances import roundoff
 
 from sgpverify.cli import main
 
@@ -38,6 +39,7 @@ def test_mixing_json_has_report_keys():
     d = json.loads(out)
     for k in REPORT_KEYS:
         assert k in d
+    # exact, not round-off: the shares are 1/2 and every product of n = 16 a multiple of 1/16 (dyadic)
     assert d["B"] == 4 and d["period"] == 4 and d["period_product_error"] == 0.0
 
 
@@ -178,7 +180,8 @@ def test_simulate_json_has_final_values_and_series():
     for k in ["consensus", "grad_norm_sq", "value", "mass_error", "weight_error"]:
         assert k in d and k in d["series"] and len(d["series"][k]) == 6
     assert d["iterations"] == [0, 10, 20, 30, 40, 50]
-    assert d["mass_error"] < 1e-12 and d["tau"] == 1
+    # the mass sums n nodes over K steps, at the size of the largest numerator
+    assert d["mass_error"] <= roundoff(1 + d["state_max"], 50 * 8) and d["tau"] == 1
 
 
 def test_simulate_table_and_baselines():

@@ -12,6 +12,7 @@ import sys
 
 import numpy as np
 import pytest
+from _tolerances import roundoff
 
 from sgpverify import rates, suite, theory
 from sgpverify.cli import main
@@ -69,7 +70,7 @@ def test_default_setting_exercises_push_sum_and_nonconvexity(quick):
     assert min(r["weight_min"] for r in irr) < 0.7 and max(r["weight_max"] for r in irr) > 1.4
     assert min(r["weight_min"] for r in irr) > 0.3
     exp = sch["exponential"]["runs"]
-    assert all(r["weight_min"] == r["weight_max"] == 1.0 for r in exp)
+    assert all(r["weight_min"] == r["weight_max"] == 1.0 for r in exp)  # 1/2 w + 1/2 w: exact
     # at least 10% of the visited points have an indefinite Hessian, at every K
     assert all(r["indefinite_fraction"] >= 0.10 for r in exp + irr)
 
@@ -77,7 +78,9 @@ def test_default_setting_exercises_push_sum_and_nonconvexity(quick):
 def test_theorem_check_uses_true_f_star_and_reports_the_regime(quick):
     th = quick.data["theorem"]["schedules"]
     const = quick.data["theorem"]["constants"]
-    assert const["f_star"] == pytest.approx(6.78494850808047, abs=1e-9)
+    # a number written down on one machine: f* = f(x*) sums d = 10 coordinate terms and an n d-term
+    # constant (x* is a root to brentq's tolerance, which moves f only to second order at the minimum)
+    assert const["f_star"] == pytest.approx(6.78494850808047, abs=roundoff(1 + 6.8, suite.QUICK.n * 10))
     assert th["exponential"]["run"] is not None
     assert th["exponential"]["run"]["K"] >= th["exponential"]["threshold"]
     assert th["exponential-irregular"]["run"] is None  # outside the regime: said, never passed

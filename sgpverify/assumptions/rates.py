@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..graphs import PeriodicTopology
-from ..mixing import EPS, MixingSchedule, mixing_schedule
+from ..mixing import EPS, MixingSchedule, column_sum_tolerance, mixing_schedule
 from ..serialize import jsonable
 from ..validation import check_choice, check_int, rng_for
 
@@ -271,7 +271,8 @@ class ExactRate:
     log10_gap : float
         ``log10(1 - rate)`` from ``log(rho) / period``, exact near 1.
     method : str
-        ``"circulant-fft"``, ``"dense"`` or ``"arpack"``.
+        ``"circulant-fft"``, ``"dense"`` or ``"arpack"``; ``"closed-classes"``
+        where rho = 1 is known exactly (:func:`closed_classes`).
     """
 
     rate: float
@@ -289,6 +290,49 @@ class ExactRate:
 EXACT_DENSE_MAX = 512
 
 
+def closed_classes(mats: Sequence[sp.csr_array], N: int) -> int:
+    """Number of closed classes of a period of non-negative column-stochastic steps; 0 otherwise.
+
+    A closed class is a strongly connected component of the union graph of the
+    steps (an edge ``j -> i`` wherever some ``P_ij != 0``) that no step's mass
+    leaves. Each one, S, is invariant under every step, whose block on S is
+    column-stochastic: the period product has a non-negative eigenvector of
+    eigenvalue 1 supported on S (Perron-Frobenius). With two closed classes the
+    difference of two such eigenvectors (each summing to 1) is a zero-sum
+    eigenvector of eigenvalue 1, and no eigenvalue of a non-negative
+    column-stochastic product exceeds 1 in modulus: ``rho(Pi (I - J/N)) = 1``
+    exactly. Steps that are not non-negative and column-stochastic (within
+    :func:`~sgpverify.mixing.column_sum_tolerance`) give 0: nothing is claimed.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> closed_classes([sp.csr_array(np.eye(3))], 3)        # three nodes that never talk
+    3
+    >>> closed_classes([sp.csr_array([[0.5, 0.5], [0.5, 0.5]])], 2)
+    1
+    """
+    from scipy.sparse.csgraph import connected_components
+
+    rows, cols = [], []
+    for P in mats:
+        C = sp.coo_array(P)
+        if C.data.size and float(C.data.min()) < 0:
+            return 0
+        colsum = np.asarray(C.sum(axis=0)).ravel()
+        if colsum.size and float(np.abs(colsum - 1.0).max()) > column_sum_tolerance(P):
+            return 0
+        nz = C.data != 0
+        rows.append(C.row[nz])
+        cols.append(C.col[nz])
+    src = np.concatenate(cols) if cols else np.zeros(0, dtype=np.int64)
+    dst = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+    G = sp.csr_array((np.ones(src.size, dtype=np.int8), (src, dst)), shape=(N, N))  # j -> i: mass from j to i
+    count, label = connected_components(G, directed=True, connection="strong")
+    leaving = label[src] != label[dst]
+    return int(count - np.unique(label[src[leaving]]).size)
+
+
 def exact_rho(
     mats: Sequence[sp.csr_array],
     N: int,
@@ -296,9 +340,18 @@ def exact_rho(
     dense_max: int = EXACT_DENSE_MAX,
     deflate: bool = True,
 ) -> tuple[float, str]:
-    """(rho, method) of ``Pi (I - J/N)`` from one period of sparse matrices."""
+    """(rho, method) of ``Pi (I - J/N)`` from one period of sparse matrices.
+
+    ``rho = 1`` is set exactly, not computed (method ``"closed-classes"``), when
+    :func:`closed_classes` finds two or more classes that no step's mass leaves:
+    the products then do not contract, and an eigenvalue solver would return 1
+    give or take the last bits (1 - 2.2e-16 and 1 + 2.2e-16 on different BLAS
+    builds), on which the verdict ``q >= 1`` would depend.
+    """
     if N == 1:
         return 0.0, "dense"
+    if closed_classes(mats, N) >= 2:
+        return 1.0, "closed-classes"
     if circulant:  # each P^(k) circulant: the product's eigenvalues multiply mode by mode
         lam = np.ones(N, dtype=complex)
         for P in mats:

@@ -79,7 +79,8 @@ class MixingReport:
         the period product on the disagreement subspace, to the power
         1/period (:func:`exact_rate`). None for aperiodic schedules.
     q_exact_method : str or None
-        How ``q_exact`` was computed (circulant-fft, dense or arpack).
+        How ``q_exact`` was computed (circulant-fft, dense or arpack), or
+        closed-classes where it is 1 exactly (two classes that never mix).
     q_lyapunov, q_lyapunov_interval : float, list of float
         Top Lyapunov exponent of the products on the disagreement subspace as
         a per-step rate, and its 95% interval from independent segments
