@@ -7,77 +7,61 @@ predicted bound or rate drawn over them.
 
 from __future__ import annotations
 
-import math
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .style import SMALL_SIZE, mean_ci, pyplot, save, topology_style
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from types import ModuleType
 
-__all__ = ["render_all", "render", "pyplot", "FIGURES", "NEEDS"]
-
-
-def pyplot() -> ModuleType:
-    """``matplotlib.pyplot`` on the Agg backend, with the figures' house style applied."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    plt.rcParams.update(
-        {
-            "figure.figsize": (6.4, 4.2),
-            "figure.dpi": 110,
-            "axes.grid": True,
-            "grid.alpha": 0.3,
-            "axes.spines.top": False,
-            "axes.spines.right": False,
-            "font.size": 10,
-            "legend.frameon": False,
-        }
-    )
-    return plt
+__all__ = ["render_all", "render", "FIGURES", "NEEDS"]
 
 
-def _mean_band(values):
-    v = np.asarray(values, dtype=float)
-    m = v.mean(axis=-1)
-    se = v.std(axis=-1, ddof=1) / math.sqrt(v.shape[-1]) if v.shape[-1] > 1 else np.zeros_like(m)
-    return m, 1.96 * se
+#: Xi^k, the consensus distance the figures plot, defined where it is drawn.
+XI_DEFINITION = "$\\Xi^k = \\frac{1}{n}\\sum_i \\|z_i^k - \\bar x^k\\|^2$"
 
 
-def _save(fig, path):
-    fig.tight_layout()
-    fig.savefig(path)
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
-    return str(path)
-
-
-def _rate_panels(data, key, predicted, path, title, ylabel, bound_fns=()):
+def _rate_panels(data, key, predicted, path, title, ylabel, bound_fns=(), max_key=None):
     """Left: the average against K per schedule (95% CI) with bounds; right: the local
-    slopes against K^(-1/2) with the extrapolation to K -> oo and the verdict band."""
-    from . import rates
-    from .suite import RATE_CORRECTION, RATE_DELTA, RATE_OMEGA
+    slopes against K^(-1/2) with the extrapolation to K -> oo and the verdict band.
+
+    Each schedule has its topology's colour, marker and line style (hollow markers after the
+    first, so that coinciding curves stay visible); each bound is drawn per schedule in the
+    schedule's colour and labelled with both, so that the legend names every drawn line."""
+    from .. import rates
+    from ..suite import RATE_CORRECTION, RATE_DELTA, RATE_OMEGA
 
     plt = pyplot()
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12, 5.2))
     for i, (label, sch) in enumerate(data["rates"]["schedules"].items()):
         runs = sch["runs"]
+        st = topology_style(label)
+        hollow = {"mfc": "none", "ms": 9, "mew": 1.5} if i else {}
         K = np.array([r["K"] for r in runs], float)
         Y = np.array([r[key] for r in runs])
-        m, ci = _mean_band(Y)
+        m, ci = mean_ci(Y)
         short = label.split("(")[0]
-        ax.errorbar(K, m, yerr=ci, fmt="o-", color=f"C{i}", capsize=3, label=f"{short} (95% CI)")
-        for name, fn, style in bound_fns:
+        ax.errorbar(K, m, yerr=ci, capsize=3, label=f"{short}: mean (95% CI)", **st, **hollow)
+        if max_key is not None:
             ax.plot(
-                K, [fn(r) for r in runs], style, color=f"C{i}", lw=1, alpha=0.8, label=f"{name}" if i == 0 else None
+                K,
+                [r[max_key] for r in runs],
+                ls="none",
+                marker=st["marker"],
+                color=st["color"],
+                alpha=0.6,
+                mfc="none",
+                ms=11,
+                label=f"{short}: $\\max_k E\\,\\Xi^k$ (checked against the bound)",
             )
+        for name, fn, style in bound_fns:
+            yb = [fn(label, r) for r in runs]
+            if np.all(np.isfinite(np.asarray(yb, float))):
+                ax.plot(K, yb, style, color=st["color"], lw=1.2, alpha=0.85, label=f"{short}: {name}")
         t = rates.test_exponent(
             K, Y.T, predicted=predicted, delta=RATE_DELTA, omega=RATE_OMEGA, correction=RATE_CORRECTION
         )
@@ -86,39 +70,41 @@ def _rate_panels(data, key, predicted, path, title, ylabel, bound_fns=()):
             u,
             t.local_slopes,
             yerr=1.96 * np.asarray(t.local_slopes_se),
-            fmt="o",
-            color=f"C{i}",
+            ls="none",
+            marker=st["marker"],
+            color=st["color"],
             capsize=3,
-            label=f"{short}: local slopes",
+            label=f"{short}: local slopes (95% CI)",
+            **hollow,
         )
         uu = np.linspace(0, u.max() * 1.05, 50)
         ax2.plot(
             uu,
             t.exponent + t.correction * uu,
-            "-",
-            color=f"C{i}",
-            lw=1,
-            label=f"extrapolated {t.exponent:.3f} [{t.ci_low:.3f}, {t.ci_high:.3f}]: {t.verdict}",
+            st["linestyle"],
+            color=st["color"],
+            lw=1.2,
+            label=f"{short}: extrapolated {t.exponent:.3f} [{t.ci_low:.3f}, {t.ci_high:.3f}], {t.verdict}",
         )
         ax2.errorbar(
             [0],
             [t.exponent],
             yerr=[[t.exponent - t.ci_low], [t.ci_high - t.exponent]],
             fmt="s",
-            color=f"C{i}",
+            color=st["color"],
             capsize=4,
         )
     ax.plot(K, m[0] * (K / K[0]) ** predicted, color="gray", lw=0.8, label=f"slope {predicted:g} (predicted)")
     ax.set(xscale="log", yscale="log", xlabel="iterations K  ($\\gamma = \\sqrt{n/K}$)", ylabel=ylabel, title=title)
     ax.set_xticks(K, [str(int(k)) for k in K])
     ax.xaxis.set_minor_locator(plt.NullLocator())
-    ax.legend(fontsize=7, loc="lower left")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=1)
     ax2.axhspan(
         predicted - RATE_DELTA,
         predicted + RATE_DELTA,
         color="gray",
         alpha=0.15,
-        label=f"band {predicted:g} +- {RATE_DELTA:g}",
+        label=f"band {predicted:g} $\\pm$ {RATE_DELTA:g}",
     )
     ax2.set(
         xlabel="$K_{mid}^{-1/2}$ (0 = the limit K -> oo)",
@@ -126,19 +112,33 @@ def _rate_panels(data, key, predicted, path, title, ylabel, bound_fns=()):
         title="Asymptotic exponent (verdict)",
     )
     ax2.set_xlim(left=-0.002)
-    ax2.legend(fontsize=7)
-    return _save(fig, path)
+    ax2.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=1)
+    return save(fig, path)
 
 
 def stationarity_vs_K(data: Mapping[str, Any], path: str | os.PathLike[str]) -> str:
-    from . import theory
+    """Stationarity average against K per schedule, with the published and measured-term bounds.
+
+    Parameters
+    ----------
+    data : mapping
+        Suite results with ``"rates"``.
+    path : str or path-like
+        The PNG to write.
+
+    Returns
+    -------
+    str
+        ``path``.
+    """
+    from .. import theory
 
     const = data["rates"]["constants"]
     n = data["rates"]["n"]
     fstar = const.get("f_star")
     base = fstar if fstar is not None else const["f_lower"]
 
-    def published(r):
+    def published(label, r):
         return theory.evaluate(
             theory.PUBLISHED_BOUND,
             Delta=float(np.mean(r["f0"])) - base,
@@ -148,7 +148,7 @@ def stationarity_vs_K(data: Mapping[str, Any], path: str | os.PathLike[str]) -> 
             K=r["K"],
         )
 
-    def descent(r):
+    def descent(label, r):
         return theory.evaluate(
             theory.DESCENT_RHS_MEASURABLE,
             f0=float(np.mean(r["f0"])),
@@ -172,39 +172,126 @@ def stationarity_vs_K(data: Mapping[str, Any], path: str | os.PathLike[str]) -> 
     )
 
 
+def consensus_bound(data: Mapping[str, Any], label: str, run: Mapping[str, Any]) -> float:
+    """The consensus bound (b2) ``(gamma S2 G2 / delta)^2`` of one run, as the suite checks it.
+
+    ``S2`` is the schedule's, measured by the mixing experiment; ``G2 = sqrt(G2sq)`` and
+    ``delta`` (the smallest push-sum weight) are the run's. NaN where it cannot be evaluated
+    (no mixing data for ``label``, the schedule disconnects within the run, or an input is not
+    finite and positive).
+
+    Parameters
+    ----------
+    data : mapping
+        Suite results with ``"rates"`` and ``"mixing"``.
+    label : str
+        The schedule (a key of ``data["rates"]["schedules"]``).
+    run : mapping
+        One of its runs.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> data = {"mixing": {"schedules": {"s": {"S2": 2.0}}}}
+    >>> consensus_bound(data, "s", {"gamma": 0.5, "G2sq": 4.0, "weight_min": 0.5})
+    16.0
+    """
+    from .. import theory
+
+    mx = data.get("mixing", {}).get("schedules", {}).get(label)
+    if mx is None or mx.get("run_window_disconnected") is not None:
+        return float("nan")
+    S2, g2sq, delta, gamma = mx.get("S2"), run.get("G2sq"), run.get("weight_min"), run.get("gamma")
+    vals = np.array([np.nan if v is None else v for v in (S2, g2sq, delta, gamma)], float)
+    if not (np.all(np.isfinite(vals)) and np.all(vals > 0)):
+        return float("nan")
+    return float(theory.evaluate(theory.CONSENSUS_BOUND_L2, gamma=gamma, S2=S2, G2=np.sqrt(g2sq), delta=delta))
+
+
 def consensus_vs_K(data: Mapping[str, Any], path: str | os.PathLike[str]) -> str:
-    return _rate_panels(data, "consensus", -1.0, path, "Consensus vs K", "$(1/K)\\sum_k \\Xi^k$")
+    """Consensus average against K per schedule, with the bound (b2) and the rate -1.
+
+    Parameters
+    ----------
+    data : mapping
+        Suite results with ``"rates"`` (and ``"mixing"`` for the bound).
+    path : str or path-like
+        The PNG to write.
+
+    Returns
+    -------
+    str
+        ``path``.
+    """
+    bounds = ()
+    if "mixing" in data:
+        bounds = (("bound (b2) $(\\gamma S_2 G_2/\\delta)^2$", lambda label, r: consensus_bound(data, label, r), "--"),)
+    return _rate_panels(
+        data,
+        "consensus",
+        -1.0,
+        path,
+        f"Consensus vs K,  {XI_DEFINITION}",
+        "$(1/K)\\sum_k \\Xi^k$  (replica mean)",
+        bounds,
+        max_key="consensus_max" if bounds else None,
+    )
 
 
 def speedup_vs_n(data: Mapping[str, Any], path: str | os.PathLike[str]) -> str:
+    """Stationarity average against n per schedule and K, with the slope -1/2 of linear speedup.
+
+    Parameters
+    ----------
+    data : mapping
+        Suite results with ``"speedup"``.
+    path : str or path-like
+        The PNG to write.
+
+    Returns
+    -------
+    str
+        ``path``.
+    """
     plt = pyplot()
     sp_ = data["speedup"]
-    fig, ax = plt.subplots()
+    fig, ax = plt.subplots(figsize=(8.5, 4.8))
     for i, (label, sch) in enumerate(sp_["schedules"].items()):
+        st = topology_style(label)
+        hollow = {"mfc": "none", "ms": 9, "mew": 1.5} if i else {}
         for j, K in enumerate(sp_["Ks"]):
             runs = [r for r in sch["runs"] if r["K"] == K]
             n = np.array([r["n"] for r in runs], float)
-            m, ci = _mean_band([r["stationarity"] for r in runs])
+            m, ci = mean_ci([r["stationarity"] for r in runs])
             ax.errorbar(
-                n,
-                m,
-                yerr=ci,
-                fmt="o-" if i == 0 else "s--",
-                color=f"C{j}",
-                capsize=3,
-                alpha=0.8,
-                label=f"{label.split('(')[0]} K={K}",
+                n, m, yerr=ci, capsize=3, alpha=0.85, label=label.split("(")[0] if j == 0 else None, **st, **hollow
             )
+            if i == 0:
+                ax.annotate(
+                    f"K={K}",
+                    (n[-1], m[-1]),
+                    xytext=(8, 0),
+                    textcoords="offset points",
+                    va="center",
+                    fontsize=SMALL_SIZE,
+                )
     ax.plot(n, m[0] * (n / n[0]) ** -0.5, color="gray", lw=0.8, label="slope -1/2 (linear speedup)")
     ax.set(
         xscale="log",
         yscale="log",
         xlabel="nodes n",
-        ylabel="stationarity average",
-        title="Linear speedup ($\\gamma = \\sqrt{n/K}$)",
+        ylabel="$(1/K)\\sum_k \\|\\nabla f(\\bar x^k)\\|^2$",
+        title="Linear speedup ($\\gamma = \\sqrt{n/K}$, mean and 95% CI)",
     )
-    ax.legend(fontsize=7)
-    return _save(fig, path)
+    ns = sorted({int(r["n"]) for sch in sp_["schedules"].values() for r in sch["runs"]})
+    ax.set_xticks(ns, [str(v) for v in ns])
+    ax.xaxis.set_minor_locator(plt.NullLocator())
+    ax.set_xlim(ns[0] / 1.15, ns[-1] * 1.35)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return save(fig, path)
 
 
 def delays(data: Mapping[str, Any], path: str | os.PathLike[str]) -> str:
@@ -225,9 +312,9 @@ def delays(data: Mapping[str, Any], path: str | os.PathLike[str]) -> str:
         title="Delays: leading term ratio",
     )
     ax2.set(yscale="log", xlabel="maximum delay tau", ylabel="consensus average", title="Delays: consensus")
-    ax.legend(fontsize=8)
-    ax2.legend(fontsize=8)
-    return _save(fig, path)
+    ax.legend()
+    ax2.legend()
+    return save(fig, path)
 
 
 def topologies(data: Mapping[str, Any], path: str | os.PathLike[str]) -> str:
@@ -251,14 +338,14 @@ def topologies(data: Mapping[str, Any], path: str | os.PathLike[str]) -> str:
         a.minorticks_off()
     ax.set(xlabel="K", ylabel="stationarity / exponential", title="Topology: leading term ratio")
     ax2.set(yscale="log", xlabel="K", ylabel="consensus / exponential", title="Topology and peers: consensus ratio")
-    ax.legend(fontsize=8)
-    ax2.legend(fontsize=7)
-    return _save(fig, path)
+    ax.legend()
+    ax2.legend()
+    return save(fig, path)
 
 
 def iteration_complexity(data: Mapping[str, Any], path: str | os.PathLike[str]) -> str:
     """Iterations to reach each stationarity level against n (log-log interpolation per n)."""
-    from . import rates
+    from .. import rates
 
     plt = pyplot()
     cx = data["complexity"]
@@ -282,8 +369,8 @@ def iteration_complexity(data: Mapping[str, Any], path: str | os.PathLike[str]) 
     )
     ax.set_xticks(ns, [str(n) for n in ns])
     ax.minorticks_off()
-    ax.legend(fontsize=7)
-    return _save(fig, path)
+    ax.legend()
+    return save(fig, path)
 
 
 def graph_families(data: Mapping[str, Any], path: str | os.PathLike[str]) -> str:
@@ -299,33 +386,54 @@ def graph_families(data: Mapping[str, Any], path: str | os.PathLike[str]) -> str
     ax.bar(x + 0.2, np.maximum(gap_th, -40), 0.4, label="theory: $\\log_{10}(1 - q_{theory})$ (clipped at -40)")
     for i, g in enumerate(gap_th):
         if np.isfinite(g) and g < -40:
-            ax.text(x[i] + 0.2, -40, f"{g:.0f}", ha="center", va="bottom", fontsize=7, rotation=90)
-    ax.set_xticks(x, names, rotation=30, ha="right", fontsize=8)
-    ax.set(ylabel="log10 of the spectral-type gap", title=f"Contraction per step, n = {fam[0]['n']}")
-    ax.legend(fontsize=8)
-    return _save(fig, path)
+            ax.text(x[i] + 0.2, -40, f"{g:.0f}", ha="center", va="bottom", fontsize=SMALL_SIZE, rotation=90)
+    ax.set_xticks(x, names, rotation=30, ha="right", fontsize=SMALL_SIZE + 1)
+    ax.set(
+        ylabel="$\\log_{10}(1 - q)$, q per step",
+        title=f"Contraction per step, n = {fam[0]['n']}, measured over a horizon of {fam[0]['horizon']} steps",
+    )
+    ax.legend()
+    return save(fig, path)
 
 
 def pushsum_weights(data: Mapping[str, Any], path: str | os.PathLike[str]) -> str:
+    """Smallest and largest push-sum weight against k, with the measured weight floor.
+
+    Parameters
+    ----------
+    data : mapping
+        Suite results with ``"weights"``.
+    path : str or path-like
+        The PNG to write.
+
+    Returns
+    -------
+    str
+        ``path``.
+    """
     plt = pyplot()
     w = data["weights"]
+    floor = float(np.min(w["weight_min"]))
     fig, ax = plt.subplots()
-    ax.plot(w["iterations"], w["weight_min"], label="min_i w_i")
-    ax.plot(w["iterations"], w["weight_max"], label="max_i w_i")
-    ax.axhline(1.0, color="gray", lw=0.8)
+    ax.plot(w["iterations"], w["weight_min"], color="C0", label="$\\min_i w_i^k$")
+    ax.plot(w["iterations"], w["weight_max"], color="C1", label="$\\max_i w_i^k$")
+    ax.axhline(1.0, color="gray", lw=0.8, label="1 (the average weight)")
+    ax.axhline(
+        floor, color="C3", ls="--", lw=1.2, label=f"weight floor $\\delta = \\min_k \\min_i w_i^k$ = {floor:.3g}"
+    )
     ax.set(
         yscale="log",
         xlabel="iteration k",
-        ylabel="push-sum weight",
+        ylabel="push-sum weight $w_i^k$",
         title="Push-sum weights, random-peer (column-stochastic)",
     )
-    ax.legend(fontsize=8)
-    return _save(fig, path)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return save(fig, path)
 
 
 def mixing_heatmaps(path: str | os.PathLike[str], n: int = 12) -> str:
     """P^(k) of the exponential graph and products over one period (exact iff n is a power of 2)."""
-    from . import graphs, mixing
+    from .. import graphs, mixing
 
     plt = pyplot()
     fig, axes = plt.subplots(1, 4, figsize=(13, 3.4))
@@ -387,18 +495,19 @@ def mixing_constants(data: Mapping[str, Any], path: str | os.PathLike[str], floo
     ax.plot(x + 0.2, clip(th), "_", ms=14, mew=2, color="k", label="Nedic-Olshevsky q_theory")
     for i, g in enumerate(th):
         if np.isfinite(g) and g < floor:
-            ax.text(x[i] + 0.2, floor + 0.1, f"{g:.0f}", ha="center", va="bottom", fontsize=7, rotation=90)
+            ax.text(x[i] + 0.2, floor + 0.1, f"{g:.0f}", ha="center", va="bottom", fontsize=SMALL_SIZE, rotation=90)
     for i, g in enumerate(exact):
         if np.isfinite(g) and g >= -1e-12 and rows[i]["q_exact"] is not None and rows[i]["q_exact"] < 1e-3:
-            ax.text(x[i] - 0.1, 0.05, "exact\naverage", ha="center", va="bottom", fontsize=6)
-    ax.set_xticks(x, [r["family"] for r in rows], rotation=30, ha="right", fontsize=8)
+            ax.text(x[i] - 0.1, 0.05, "exact\naverage", ha="center", va="bottom", fontsize=SMALL_SIZE - 1)
+    ax.set_xticks(x, [r["family"] for r in rows], rotation=30, ha="right", fontsize=SMALL_SIZE + 1)
     ax.set_ylim(floor - 0.2, 0.6)
     ax.set(
         ylabel="$\\log_{10}(1 - q)$  (lower = slower)",
-        title=f"Per-step contraction rates, n = {rows[0]['n']} (theory clipped at {floor:g})",
+        title=f"Per-step contraction rates, n = {rows[0]['n']}, measured over a horizon of "
+        f"{data['constants'].get('horizon', '?')} steps (theory clipped at {floor:g})",
     )
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return _save(fig, path)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return save(fig, path)
 
 
 def _without_data(fn):
