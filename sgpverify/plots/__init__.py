@@ -9,7 +9,20 @@ onto matplotlib Axes from a :class:`~sgpverify.engine.Trace` or rate measurement
 
 from __future__ import annotations
 
+from .axes import TRACE_SERIES, plot_rate, plot_trace
 from .figures import FIGURES, NEEDS, render, render_all
 from .style import mean_ci, pyplot, save, topology_style
 
-__all__ = ["render_all", "render", "pyplot", "FIGURES", "NEEDS", "mean_ci", "save", "topology_style"]
+__all__ = [
+    "plot_trace",
+    "plot_rate",
+    "TRACE_SERIES",
+    "render_all",
+    "render",
+    "pyplot",
+    "FIGURES",
+    "NEEDS",
+    "mean_ci",
+    "save",
+    "topology_style",
+]
