@@ -120,7 +120,7 @@ def plot_trace(
         raise ValueError(f"band must be one of 'minmax', 'quantile' or None, got {band!r}")
     if ax is None:
         plt = pyplot()
-        _, axs = plt.subplots(1, len(series), figsize=(4.6 * len(series), 4.2), squeeze=False)
+        _, axs = plt.subplots(1, len(series), figsize=(5.2 * len(series), 4.4), squeeze=False)
         axes = list(axs[0])
     else:
         axes = list(ax) if isinstance(ax, (list, tuple, np.ndarray)) else [ax]
@@ -139,13 +139,19 @@ def plot_trace(
             if lo is not None:
                 a.fill_between(k, lo, hi, color=line.get_color(), alpha=0.2, lw=0, gid=f"band:{field}")
         what = {"minmax": "replica mean, min-max band", "quantile": f"replica mean, {quantiles} quantile band"}
-        sub = f" ({what[band]})" if trace.replicas > 1 and band else " (replica mean)" if trace.replicas > 1 else ""
+        sub = f"\n({what[band]})" if trace.replicas > 1 and band else "\n(replica mean)" if trace.replicas > 1 else ""
         a.set(xlabel="iteration k", ylabel=ylabel, title=title + sub)
         if logy:
             a.set_yscale("log")
         if label or len(fields) > 1:
             a.legend()
     return axes
+
+
+def _plain_ticks(a, x):
+    """Ticks at the points ``x`` themselves, written as plain numbers (no minor ticks)."""
+    a.set_xticks(x, [f"{v:.4g}" for v in x])
+    a.minorticks_off()
 
 
 def _slopes_panel(a, t: ExponentTest, color, label):
@@ -284,5 +290,7 @@ def plot_rate(
         xscale="log", yscale="log", xlabel="x", ylabel="measured (replica mean)", title=f"Rate: {t.verdict} ({t.rule})"
     )
     a.legend(loc="lower left")
+    _plain_ticks(a, X)
     _slopes_panel(a2, t, c, label)
+    _plain_ticks(a2, np.asarray(t.x_mid, float))
     return a, a2

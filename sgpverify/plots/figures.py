@@ -329,8 +329,8 @@ def topologies(data: Mapping[str, Any], path: str | os.PathLike[str]) -> str:
         Ks = [r["K"] for r in sch["runs"]]
         st = [np.exp(np.mean(np.log(np.asarray(r["stationarity"]) / ref[r["K"]]["stationarity"]))) for r in sch["runs"]]
         cs = [np.exp(np.mean(np.log(np.asarray(r["consensus"]) / ref[r["K"]]["consensus"]))) for r in sch["runs"]]
-        ax.plot(Ks, st, "o-", label=label)
-        ax2.plot(Ks, cs, "o-", label=f"{label} (S2 {sch.get('S2') or float('nan'):.3g})")
+        ax.plot(Ks, st, label=label, **topology_style(label))
+        ax2.plot(Ks, cs, **topology_style(label), label=f"{label} (S2 {sch.get('S2') or float('nan'):.3g})")
     ax.axhline(1.0, color="gray", lw=0.8)
     for a in (ax, ax2):
         a.set_xscale("log")
