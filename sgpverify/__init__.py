@@ -33,12 +33,12 @@ __all__ = [
 
 
 def __getattr__(name):
-    # the suite pulls in sympy (theory): import it only when asked for
+    # the suite pulls in sympy (theory), plots matplotlib: import them only when asked for
     if name == "verify":
         from .suite import verify
 
         return verify
-    if name in ("suite", "theory", "report"):
+    if name in ("suite", "theory", "report", "plots"):
         import importlib
 
         return importlib.import_module(f".{name}", __name__)
