@@ -1,4 +1,4 @@
-"""How much departure can the theorem1-bound check see? (numbers quoted in README and docs/theory.md)
+"""How much departure can the theorem1-bound check see? (numbers quoted in docs/guide.md and docs/theory.md)
 
 Runs the check on the quick preset's exponential graph with gradient noise of 100 sigma^2 (the bound
 uses the declared sigma^2) and with a constant gradient bias of norm sigma (the check's control).
