@@ -114,7 +114,7 @@ L = sp.Symbol("L", positive=True)
 sigma2 = sp.Symbol("sigma2", nonnegative=True)
 #: Initial gap f(xbar^0) - f_* (any upper bound on it, e.g. f(xbar^0) - f_lower).
 Delta = sp.Symbol("Delta", nonnegative=True)
-#: Constant of the product bound |P^(s+t:s)_ij - phi_i^(s+t)| <= C q^t.
+#: Constant of the product bound ``|P^(s+t:s)_ij - phi_i^(s+t)| <= C q^t``.
 C = sp.Symbol("C", positive=True)
 #: Rate of the product bound, 0 <= q < 1.
 q = sp.Symbol("q", nonnegative=True)
