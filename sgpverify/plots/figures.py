@@ -199,16 +199,10 @@ def consensus_bound(data: Mapping[str, Any], label: str, run: Mapping[str, Any])
     >>> consensus_bound(data, "s", {"gamma": 0.5, "G2sq": 4.0, "weight_min": 0.5})
     16.0
     """
-    from .. import theory
+    from ..suite.claims.bounds import consensus_bound_of
 
-    mx = data.get("mixing", {}).get("schedules", {}).get(label)
-    if mx is None or mx.get("run_window_disconnected") is not None:
-        return float("nan")
-    S2, g2sq, delta, gamma = mx.get("S2"), run.get("G2sq"), run.get("weight_min"), run.get("gamma")
-    vals = np.array([np.nan if v is None else v for v in (S2, g2sq, delta, gamma)], float)
-    if not (np.all(np.isfinite(vals)) and np.all(vals > 0)):
-        return float("nan")
-    return float(theory.evaluate(theory.CONSENSUS_BOUND_L2, gamma=gamma, S2=S2, G2=np.sqrt(g2sq), delta=delta))
+    bound = consensus_bound_of(dict(data), label, dict(run))
+    return float("nan") if bound is None else bound
 
 
 def consensus_vs_K(data: Mapping[str, Any], path: str | os.PathLike[str]) -> str:

@@ -24,6 +24,7 @@ __all__ = [
     "check_descent",
     "check_consensus_bound",
     "check_combined_bound",
+    "consensus_bound_of",
     "consensus_bound_ratio",
 ]
 
@@ -205,17 +206,24 @@ def _bound_inputs(cfg, data, label, r):
     return mx.get("S2"), r["weight_min"], G2
 
 
-def consensus_bound_ratio(data: dict[str, Any], label: str, r: dict[str, Any]) -> float | None:
-    """``max_k E Xi^k`` of run ``r`` of schedule ``label`` over its bound (b2), or None where the
-    bound cannot be evaluated (no mixing data, S2, G2 or delta not finite, or the schedule
-    disconnects in the run)."""
+def consensus_bound_of(data: dict[str, Any], label: str, r: dict[str, Any]) -> float | None:
+    """The bound (b2) ``(gamma S2 G2 / delta)^2`` of run ``r`` of schedule ``label``, or None where it
+    cannot be evaluated (no mixing data, the schedule disconnects in the run, S2, G2 or delta not
+    finite and positive, or the bound not a finite positive number)."""
     if label not in data.get("mixing", {}).get("schedules", {}) or _disconnected_in_run(data, label, []):
         return None
     S2, delta, G2 = _bound_inputs(None, data, label, r)
-    if not (all_finite(S2, G2, delta, r["gamma"], r["consensus_max"]) and delta > 0):
+    if not (all_finite(S2, G2, delta, r.get("gamma")) and delta > 0):
         return None
     bound = theory.evaluate(theory.CONSENSUS_BOUND_L2, gamma=r["gamma"], S2=S2, G2=G2, delta=delta)
-    return r["consensus_max"] / bound if all_finite(bound) and bound > 0 else None
+    return float(bound) if all_finite(bound) and bound > 0 else None
+
+
+def consensus_bound_ratio(data: dict[str, Any], label: str, r: dict[str, Any]) -> float | None:
+    """``max_k E Xi^k`` of run ``r`` of schedule ``label`` over its bound (b2)
+    (:func:`consensus_bound_of`), or None where either is not measurable."""
+    bound = consensus_bound_of(data, label, r)
+    return r["consensus_max"] / bound if bound is not None and all_finite(r.get("consensus_max")) else None
 
 
 def check_consensus_bound(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
@@ -226,17 +234,14 @@ def check_consensus_bound(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, A
             verdicts.append("inconclusive")
             continue
         for r in sch["runs"]:
-            S2, delta, G2 = _bound_inputs(cfg, data, label, r)
-            if not (all_finite(S2, G2, delta, r["gamma"], r["consensus_max"]) and delta > 0):
+            ratio = consensus_bound_ratio(data, label, r)
+            if ratio is None:
                 verdicts.append("inconclusive")
-                parts.append(f"{label} K={r['K']}: S2, G2, delta or the consensus not measurable (finite)")
+                parts.append(
+                    f"{label} K={r['K']}: S2, G2, delta or the consensus not measurable (finite), or the bound "
+                    "not a finite positive number"
+                )
                 continue
-            bound = theory.evaluate(theory.CONSENSUS_BOUND_L2, gamma=r["gamma"], S2=S2, G2=G2, delta=delta)
-            if not (all_finite(bound) and bound > 0):
-                verdicts.append("inconclusive")
-                parts.append(f"{label} K={r['K']}: the bound {bound:.3g} is not a finite positive number")
-                continue
-            ratio = r["consensus_max"] / bound
             worst = max(worst, ratio)
             verdicts.append("pass" if ratio <= 1 else "fail")
         parts.append(
