@@ -34,6 +34,7 @@ __all__ = [
     "RATIO_RULES",
     "CONSENSUS_REGIME_RULE",
     "consensus_regime",
+    "inconclusive_because",
     "unless_pre_asymptotic",
     "unless_faster",
     "leading_regime",
@@ -264,6 +265,12 @@ def consensus_regime(runs: Iterable[Mapping[str, Any]], label: str) -> str | Non
     return None
 
 
+def inconclusive_because(t: rates.ExponentTest, rule: str, why: str) -> rates.ExponentTest:
+    """``t`` made inconclusive by ``rule``: its numbers kept, its reason extended by ``why`` (a
+    premise of the claim that the data show does not hold yet)."""
+    return dataclasses.replace(t, verdict="inconclusive", rule=rule, reason=f"{t.reason}; but {why}")
+
+
 def unless_pre_asymptotic(t: rates.ExponentTest, *reasons: str | None) -> rates.ExponentTest:
     """``t``, or, where it fails by a rule that follows the data (growth, extrapolation) and a compared
     run is pre-asymptotic (``reasons``, from :func:`consensus_regime`), the same test made
@@ -271,12 +278,7 @@ def unless_pre_asymptotic(t: rates.ExponentTest, *reasons: str | None) -> rates.
     why = [r for r in reasons if r]
     if t.verdict != "fail" or t.rule not in ("growth", "extrapolation") or not why:
         return t
-    return dataclasses.replace(
-        t,
-        verdict="inconclusive",
-        rule="consensus-regime",
-        reason=f"{t.reason}; but " + "; ".join(why),
-    )
+    return inconclusive_because(t, "consensus-regime", "; ".join(why))
 
 
 #: What the rate claims in K say of a decay faster than predicted, as the criteria state it.
@@ -334,7 +336,7 @@ def unless_pre_asymptotic_in_n(t: rates.ExponentTest, why: str | None) -> rates.
     pre-asymptotic, the same test made inconclusive by the rule ``"leading-regime"``."""
     if t.verdict != "fail" or not why:
         return t
-    return dataclasses.replace(t, verdict="inconclusive", rule="leading-regime", reason=f"{t.reason}; but {why}")
+    return inconclusive_because(t, "leading-regime", why)
 
 
 def unless_faster(t: rates.ExponentTest) -> rates.ExponentTest:
@@ -347,12 +349,11 @@ def unless_faster(t: rates.ExponentTest) -> rates.ExponentTest:
     low = t.predicted - t.delta
     if not (t.exponent < low and t.local_slopes[-1] < low):
         return t
-    return dataclasses.replace(
+    return inconclusive_because(
         t,
-        verdict="inconclusive",
-        rule="faster",
-        reason=f"{t.reason}; but the decay is faster than predicted, which the analysis (an upper bound on "
-        "the rate) does not exclude before the noise floor dominates; a longer ladder would settle it",
+        "faster",
+        "the decay is faster than predicted, which the analysis (an upper bound on the rate) does not "
+        "exclude before the noise floor dominates; a longer ladder would settle it",
     )
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +17,7 @@ from .common import (
     expo,
     exponent_result,
     exponent_test,
+    inconclusive_because,
     leading_regime,
     limit_test,
     log_ratio,
@@ -107,13 +107,12 @@ def _unless_below_bound(t, ratios, K_last):
         return t
     r = ratios[-1]
     meet = K_last * r ** (-1.0 / (s + 1.0)) if s > -1.0 and r > 0 else math.inf
-    return dataclasses.replace(
+    return inconclusive_because(
         t,
-        verdict="inconclusive",
-        rule="below-bound",
-        reason=f"{t.reason}; but the consensus stays below its bound (b2) in every run (max_k E Xi^k / bound "
-        f"<= {max(ratios):.3g}), which implies the rate K^-1 only where the two meet: at the last local slope "
-        f"{s:.3f} and ratio {r:.3g} that is K ~ {meet:.3g}; a ladder to there would settle it",
+        "below-bound",
+        f"the consensus stays below its bound (b2) in every run (max_k E Xi^k / bound <= {max(ratios):.3g}), "
+        f"which implies the rate K^-1 only where the two meet: at the last local slope {s:.3f} and ratio "
+        f"{r:.3g} that is K ~ {meet:.3g}; a ladder to there would settle it",
     )
 
 
