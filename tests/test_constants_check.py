@@ -237,7 +237,7 @@ def test_no_local_grad_and_identical_nodes_declared_zeta2_zero_is_not_refuted():
     # the noise's share of the spread of averaged stochastic gradients must be removed: with
     # identical nodes and zeta2 = 0 nothing is left
     p = NoLocal(QuadraticCosine(16, 10, heterogeneity=0.0, sigma=1.0))
-    assert p.zeta2 == 0.0
+    assert p.zeta2 == 0.0  # exact by construction: heterogeneity 0.0 makes every offset 0.0
     for seed in range(10):
         r = check_constants(p, seed=seed)
         assert not r.zeta2.refuted, r.zeta2.detail
@@ -361,7 +361,8 @@ def test_hill_tail_index_on_exact_pareto_tails():
 
 
 def test_round_off_only_noise_is_not_a_heavy_tail():
-    # sigma = 0: every deviation is zero; the tail test has nothing to test and says so
+    # sigma = 0: every deviation is zero (exact by construction: the draws add 0.0 * noise to the same
+    # deterministic gradient, and the reference is that gradient); the tail test has nothing to test and says so
     r = check_constants(QuadraticCosine(4, 3, sigma=0.0))
     assert r.passed and r.tail_index is None and r.sigma2.estimate == 0.0
     assert "too few positive deviations" in r.sigma2.detail

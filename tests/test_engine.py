@@ -173,6 +173,7 @@ def test_local_sgd_averages_every_H_and_dpsgd_keeps_weights():
     assert np.all(c[tr.iterations % 5 != 0] > 0)
     tr = sv.simulate(prob, graphs.ring(6), step_size=0.1, n_iter=20, algorithm="dpsgd")
     # w is never gossiped in D-PSGD (set to 1); the mass sums n nodes over K steps
+    # w == 1 exactly: D-PSGD sets the weights and never gossips them
     assert np.all(tr.w == 1.0) and tr.mass_error.max() <= roundoff(1 + np.abs(tr.x).max(), 20 * 6)
 
 
