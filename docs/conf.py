@@ -86,5 +86,8 @@ html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
 }
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+html_favicon = "_static/favicon.svg"
+# a first visit has no stored colour mode; without a default the theme logs a console error
+html_context = {"default_mode": "auto"}
 html_show_sourcelink = False

@@ -114,18 +114,40 @@ def _short_code(code):
     return code.split(" ")[0].replace("sgpverify/", "")
 
 
-def format_table(checks: Sequence[Check]) -> str:
-    """Plain-text table: check, measured, predicted, verdict (and control, code)."""
+def format_table(checks: Sequence[Check], width: int = 100) -> str:
+    """Plain-text table of the verdicts, at most ``width`` characters wide.
+
+    Columns: check, verdict, control (its name when detected, ``MISSED name (verdict)``
+    when not) and measured, clipped with ``...`` to the width left. The full values, the
+    prediction, the criterion and the code of every check are in ``report.md``.
+
+    >>> from sgpverify.suite import Check
+    >>> c = Check("mass-conservation", "pass", "mass 1.6e-11, far below tol", "0", "<= tol", "", "x.py:1")
+    >>> print(format_table([c], width=60))
+    check              verdict  measured
+    -----------------  -------  ---------------------------
+    mass-conservation  PASS     mass 1.6e-11, far below tol
+    >>> print(format_table([c], width=40))
+    check              verdict  measured
+    -----------------  -------  ------------
+    mass-conservation  PASS     mass 1.6e...
+    """
+    if width < 40:
+        raise ValueError(f"width must be at least 40 characters, got {width!r}")
     with_ctl = any(c.control is not None for c in checks)
-    head = ("check", "measured", "predicted", "verdict") + (("control",) if with_ctl else ()) + ("code",)
+    head = ("check", "verdict") + (("control",) if with_ctl else ()) + ("measured",)
     rows = [head]
     for c in checks:
-        row = (c.name, c.measured, c.predicted, c.verdict.upper())
+        row: tuple[str, ...] = (c.name, c.verdict.upper())
         if with_ctl:
             ctl = c.control
-            row += (f"{ctl['name']}: {'detected' if ctl['detected'] else 'NOT DETECTED (' + ctl['verdict'] + ')'}",)
-        rows.append(row + (_short_code(c.code),))
-    w = [min(64 if i == 1 else 80, max(len(r[i]) for r in rows)) for i in range(len(head))]
+            if ctl is None:
+                row += ("-",)
+            else:
+                row += (ctl["name"] if ctl["detected"] else f"MISSED {ctl['name']} ({ctl['verdict']})",)
+        rows.append(row + (c.measured,))
+    w = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    w[-1] = max(len(head[-1]), min(w[-1], width - sum(w[:-1]) - 2 * (len(w) - 1)))
     lines = []
     for j, r in enumerate(rows):
         lines.append("  ".join(_clip(str(v), w[i]).ljust(w[i]) for i, v in enumerate(r)).rstrip())
@@ -391,7 +413,12 @@ def _merge(parts, where):
 
 @dataclasses.dataclass
 class PlannedConfig:
-    """One experiment config of ``sgpverify run``: what it runs, its cache file and its units."""
+    """One experiment config of ``sgpverify run``: what it runs, its cache file and its units.
+
+    A config whose figures draw more from other experiments (:data:`sgpverify.plots.USES`)
+    plans those too, on the same settings and seed: ``companion`` names the config they
+    serve, and they draw no figure of their own.
+    """
 
     path: Path
     experiment: str
@@ -402,6 +429,7 @@ class PlannedConfig:
     hit: bool
     parts: list  # [(label, restricted config)]
     units: list  # [sweep.Unit], empty on a cache hit
+    companion: bool = False
 
 
 def plan_configs(
@@ -420,20 +448,25 @@ def plan_configs(
         for f in figures:
             if f not in plots.FIGURES:
                 raise ValueError(f"figures must be among {', '.join(plots.FIGURES)}, got {f!r} (in {path})")
-        cfile = None if cache_dir is None else Path(cache_dir) / f"{Path(path).stem}-{_cache_key(exp, cfg, seed)}.json"
-        hit = cfile is not None and cfile.is_file()
-        parts = [] if hit else split_config(exp, cfg)
-        setting = suite.setting_code(cfg) if cache_dir is not None and not hit else None
-        units = []
-        for label, sub in parts:
-            key = None
-            if setting is not None:
-                key = unit_key(
-                    {"kind": "run", "experiment": exp, "config": sub.to_dict(), "setting": setting, "seed": seed}
-                )
-            name = f"{Path(path).name}: {exp}" + (f" [{label}]" if label else "")
-            units.append(Unit(name, experiment_unit, (exp, sub, seed), key))
-        planned.append(PlannedConfig(Path(path), exp, cfg, seed, figures, cfile, hit, parts, units))
+        uses = sorted({e for f in figures for e in plots.USES.get(f, ()) if e != exp})
+        for e in [exp, *uses]:
+            stem = Path(path).stem + ("" if e == exp else f"-{e}")
+            cfile = None if cache_dir is None else Path(cache_dir) / f"{stem}-{_cache_key(e, cfg, seed)}.json"
+            hit = cfile is not None and cfile.is_file()
+            parts = [] if hit else split_config(e, cfg)
+            setting = suite.setting_code(cfg) if cache_dir is not None and not hit else None
+            units = []
+            for label, sub in parts:
+                key = None
+                if setting is not None:
+                    key = unit_key(
+                        {"kind": "run", "experiment": e, "config": sub.to_dict(), "setting": setting, "seed": seed}
+                    )
+                name = f"{Path(path).name}: {e}" + (f" [{label}]" if label else "")
+                units.append(Unit(name, experiment_unit, (e, sub, seed), key))
+            planned.append(
+                PlannedConfig(Path(path), e, cfg, seed, figures if e == exp else [], cfile, hit, parts, units, e != exp)
+            )
     return planned
 
 
@@ -496,22 +529,33 @@ def run_configs(
     # every figure is drawn into a temporary sibling first: a figure that fails leaves none behind
     out = Path(out)
     names = [f for p in planned for f in p.figures]
+    # each config's figures draw its own experiment and its companions' (they follow it); it
+    # was cached when they all were
+    mains = [i for i, p in enumerate(planned) if not p.companion]
+    data, hits = [], []
+    for i in mains:
+        d, hit = {planned[i].experiment: results[i]}, planned[i].hit
+        j = i + 1
+        while j < len(planned) and planned[j].companion:
+            d[planned[j].experiment] = results[j]
+            hit = hit and planned[j].hit
+            j += 1
+        data.append(d)
+        hits.append(hit)
+    planned, results = [planned[i] for i in mains], [results[i] for i in mains]
     if not names:
-        return [(r, {}, p.hit) for r, p in zip(results, planned)]
+        return [(r, {}, hit) for r, hit in zip(results, hits)]
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
     try:
-        drawn = [
-            {f: plots.render(f, {p.experiment: r}, tmp / f"{f}.png") for f in p.figures}
-            for r, p in zip(results, planned)
-        ]
+        drawn = [{f: plots.render(f, d, tmp / f"{f}.png") for f in p.figures} for d, p in zip(data, planned)]
         out.mkdir(exist_ok=True)
         for f in dict.fromkeys(names):  # two configs drawing one figure: the last one, as before
             os.replace(tmp / f"{f}.png", out / f"{f}.png")
         drawn = [{f: str(out / Path(path).name) for f, path in figs.items()} for figs in drawn]
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return [(r, figs, p.hit) for r, figs, p in zip(results, drawn, planned)]
+    return [(r, figs, hit) for r, figs, hit in zip(results, drawn, hits)]
 
 
 def run_config(

@@ -283,3 +283,32 @@ def test_mixing_figures_say_their_horizon(draw):
     fam = [dict(topology="ring(n=4)", n=4, q=0.5, q_theory_log10_gap=-3.0, horizon=123)]
     fig = draw(figures.graph_families, {"mixing": {"families": fam}})
     assert "horizon of 123 steps" in fig.axes[0].get_title()
+
+
+def test_legend_below_clears_a_tall_x_label_after_layout(tmp_path):
+    """The legend under the axes stays below the tick labels and a two-line mathtext x label
+    once the figure is laid out and saved (seen overlapping on consensus_vs_K)."""
+    from sgpverify.plots import style
+
+    plt = style.pyplot()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for i in range(6):
+        ax.plot([1, 2, 3], [i, i + 1, i + 2], label=f"line {i}: $\\max_k E\\,\\Xi^k$")
+    ax.set_xlabel("$K_{mid}^{-1/2}$ (0 = the limit $K \\to \\infty$)\nsecond line")
+    legend = style.legend_below(ax)
+    fig.tight_layout()  # as style.save does, before it writes the file
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    label = ax.xaxis.get_tightbbox(renderer)
+    box = legend.get_window_extent(renderer)
+    assert box.y1 <= label.y0, (box, label)
+    # and the control: the fixed axes-fraction offset it replaced overlaps here
+    fig2, ax2 = plt.subplots(figsize=(6, 4))
+    for i in range(6):
+        ax2.plot([1, 2, 3], [i, i + 1, i + 2], label=f"line {i}: $\\max_k E\\,\\Xi^k$")
+    ax2.set_xlabel("$K_{mid}^{-1/2}$ (0 = the limit $K \\to \\infty$)\nsecond line")
+    old = ax2.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2))
+    fig2.tight_layout()
+    fig2.canvas.draw()
+    r2 = fig2.canvas.get_renderer()
+    assert old.get_window_extent(r2).y1 > ax2.xaxis.get_tightbbox(r2).y0

@@ -136,8 +136,13 @@ def test_json_and_table(quick, tmp_path):
         if c["name"].endswith("-rate") or c["name"] == "linear-speedup":
             assert {"exponent", "interval", "local_slopes"} <= set(c)
     t = format_table(quick.checks)
-    assert t.splitlines()[0].split() == ["check", "measured", "predicted", "verdict", "control", "code"]
+    assert t.splitlines()[0].split() == ["check", "verdict", "control", "measured"]
     assert all(c.name in t for c in quick.checks)
+    for width in (60, 100, 140):
+        assert max(map(len, format_table(quick.checks, width=width).splitlines())) <= width
+    assert max(map(len, format_table(quick.checks, width=200).splitlines())) > 100  # nothing clipped at 200
+    with pytest.raises(ValueError, match="width must be at least 40 characters, got 10"):
+        format_table(quick.checks, width=10)
     rep = write_report(quick, tmp_path / "rep")
     text = rep.read_text()
     for c in quick.checks:
@@ -521,3 +526,15 @@ def test_perturbed_problem_stacked_gradients_are_its_per_replica_gradients(varia
 @pytest.mark.parametrize("inner", ["quadcos", "logistic"])
 def test_scaled_problem_stacked_gradients_are_its_per_replica_gradients(s_h, s_n, inner):
     _assert_stacked_gradients_are_per_replica_gradients(suite.Scaled(_inner_problem(inner), s_h, s_n), 5)
+
+
+def test_catalogue_verdicts_are_those_of_a_fresh_run(quick):
+    """docs/verdicts.json (the latest default verdicts the claims catalogue shows) holds the
+    verdicts and control detections of the default run: refresh it when they change
+    (``python docs/_ext/claims_catalogue.py sgpverify-out/checks.json``)."""
+    path = pathlib.Path(__file__).resolve().parent.parent / "docs" / "verdicts.json"
+    latest = json.loads(path.read_text(encoding="utf-8"))
+    assert latest["run"]["preset"] == "quick" and latest["run"]["seed"] == 0
+    fresh = {c.name: (c.verdict, c.control["name"], c.control["detected"]) for c in quick.checks}
+    shown = {n: (v["verdict"], v["control"]["name"], v["control"]["detected"]) for n, v in latest["checks"].items()}
+    assert shown == fresh

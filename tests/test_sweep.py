@@ -372,3 +372,21 @@ def test_local_cluster_dead_worker_is_named(tmp_path):
         with pytest.raises(WorkerDiedError, match=r"a dask worker died while running unit dies") as info:
             sweep.run_units(units, scheduler=lc.scheduler_address, cache=cache)
     assert info.value.unit == "dies"
+
+
+def test_a_figure_plans_the_experiments_its_bound_lines_need(tmp_path):
+    """consensus_vs_K draws the bound (b2), which needs the schedules' S2 from the mixing
+    experiment: `run` plans mixing beside the config's rates experiment, on the same settings,
+    and the figure gets both (its bound lines are there); a rerun is cached, both parts."""
+    path = tmp_path / "r.toml"
+    path.write_text(RUNS["r.toml"].replace("figures = []", 'figures = ["consensus_vs_K"]'))
+    planned = report.plan_configs([path], cache_dir=tmp_path / "c")
+    assert [(p.experiment, p.companion, p.figures) for p in planned] == [
+        ("rates", False, ["consensus_vs_K"]),
+        ("mixing", True, []),
+    ]
+    assert planned[0].cache_file != planned[1].cache_file
+    [(result, figs, hit)] = report.run_configs([path], out=tmp_path / "f", cache_dir=tmp_path / "c")
+    assert not hit and set(figs) == {"consensus_vs_K"} and "schedules" in result
+    [(again, _, hit)] = report.run_configs([path], out=tmp_path / "f", cache_dir=tmp_path / "c")
+    assert hit and json.dumps(again) == json.dumps(result)

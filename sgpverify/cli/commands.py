@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -297,6 +298,15 @@ def _check_dirs(a, cmd):
             raise UsageError(f"sgpverify {cmd}: error: --{opt} must be a directory, got existing file {path!r}")
 
 
+def _table_width(out: TextIO) -> int:
+    """The terminal's width where ``out`` is one (80 to 200 columns), else 100: a run whose
+    output goes to a file or a pipe prints the same table on every machine."""
+    isatty = getattr(out, "isatty", None)
+    if isatty is not None and isatty():
+        return min(200, max(80, shutil.get_terminal_size((100, 24)).columns))
+    return 100
+
+
 def cmd_verify(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) -> int:
     """``sgpverify verify``: the verification suite (exit 0 pass, 1 fail, 4 inconclusive)."""
     from ..report import format_table, summary_line, write_report
@@ -330,7 +340,7 @@ def cmd_verify(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) ->
         d["report"] = str(report)
         out.write(json.dumps(jsonable(d)) + "\n")
     else:
-        out.write(format_table(result.checks) + "\n")
+        out.write(format_table(result.checks, width=_table_width(out)) + "\n")
         out.write(
             f"\n{summary_line(result)}; report: {report} ({result.seconds:.0f} s, preset {cfg.name}, "
             f"seed {a.seed}{progress.note(cache)})\n"

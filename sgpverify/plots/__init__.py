@@ -10,7 +10,7 @@ onto matplotlib Axes from a :class:`~sgpverify.engine.Trace` or rate measurement
 from __future__ import annotations
 
 from .axes import TRACE_SERIES, plot_rate, plot_trace
-from .figures import FIGURES, NEEDS, render, render_all
+from .figures import FIGURES, NEEDS, USES, render, render_all
 from .style import mean_ci, pyplot, save, topology_style
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "render",
     "pyplot",
     "FIGURES",
+    "USES",
     "NEEDS",
     "mean_ci",
     "save",

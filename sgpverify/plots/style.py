@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from numpy.typing import ArrayLike
 
-__all__ = ["pyplot", "mean_ci", "save", "topology_style", "LEGEND_SIZE", "SMALL_SIZE"]
+__all__ = ["pyplot", "mean_ci", "save", "topology_style", "legend_below", "LEGEND_SIZE", "SMALL_SIZE"]
 
 #: Font size of legends (points); never smaller, so that a figure read at ~700 px stays legible.
 LEGEND_SIZE = 10
@@ -40,6 +40,36 @@ _FAMILIES = {
     "exponential, 2 peers": ("C4", "v", "--"),
 }
 _OTHER = (("k", "h", "-"), ("0.45", "p", "--"))
+
+
+def legend_below(ax: Any, gap: float = 0.1, **kwargs: Any) -> Any:
+    """A legend under the axes, below its tick labels and x label, whatever their height
+    (a two-line mathtext label is taller than a fixed offset allows for).
+
+    The offset is fixed in inches, not in axes fractions, so that it still clears the label
+    after ``tight_layout`` shrinks the axes to make room for the legend.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The axes, with its labels set.
+    gap : float
+        Space between the x label and the legend, in inches.
+    **kwargs
+        Passed to ``ax.legend``.
+
+    Returns
+    -------
+    matplotlib.legend.Legend
+    """
+    from matplotlib.transforms import ScaledTranslation
+
+    fig = ax.figure
+    renderer = fig.canvas.get_renderer()
+    axis = ax.xaxis.get_tightbbox(renderer)
+    below = 0.0 if axis is None else (ax.get_window_extent(renderer).y0 - axis.y0) / fig.dpi
+    shift = ScaledTranslation(0.0, -(below + gap), fig.dpi_scale_trans)
+    return ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0), bbox_transform=ax.transAxes + shift, **kwargs)
 
 
 def pyplot() -> ModuleType:
