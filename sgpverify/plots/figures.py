@@ -302,15 +302,20 @@ def delays(data: Mapping[str, Any], path: str | os.PathLike[str]) -> str:
         base = np.mean(rs[0]["stationarity"])
         ax.plot(tau, [np.mean(r["stationarity"]) / base for r in rs], "o-", label=f"K={K}")
         ax2.plot(tau, [np.mean(r["consensus"]) for r in rs], "o-", label=f"K={K}")
-    ax.axhline(1.0, color="gray", lw=0.8)
+    theory_line = ax.axhline(1.0, color="gray", lw=1.0, ls="--", label="theory: 1 as $K \\to \\infty$")
     ax.set(
-        xlabel="maximum delay tau (random delays)",
-        ylabel="stationarity / (tau = 0)",
+        xlabel="maximum delay $\\tau$ (random delays)",
+        ylabel="stationarity / ($\\tau = 0$)",
         title="Delays: leading term ratio",
     )
-    ax2.set(yscale="log", xlabel="maximum delay tau", ylabel="consensus average", title="Delays: consensus")
-    ax.legend()
-    ax2.legend()
+    ax2.set(
+        yscale="log",
+        xlabel="maximum delay $\\tau$",
+        ylabel="consensus average $(1/K)\\sum_k \\Xi^k$",
+        title="Delays: consensus",
+    )
+    ax.legend(handles=[theory_line], loc="upper left")  # the K colours: the legend on the right
+    ax2.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return save(fig, path)
 
 
