@@ -152,8 +152,6 @@ class SGPOptimizer(torch.optim.Optimizer):
                 bufs.append(b)
         # the torch.optim.Optimizer surface, shared with the inner optimizer (as PostLocalSGDOptimizer)
         self.optim = optimizer
-        self.param_groups = optimizer.param_groups
-        self.defaults = optimizer.defaults
         self._optimizer_step_pre_hooks: dict = {}
         self._optimizer_step_post_hooks: dict = {}
         self._optimizer_state_dict_pre_hooks: dict = {}
@@ -181,9 +179,26 @@ class SGPOptimizer(torch.optim.Optimizer):
         self._write()
 
     # --- the torch.optim.Optimizer surface -----------------------------------------
+    # the inner optimizer's, read through (its load_state_dict replaces its param_groups list)
     @property
     def state(self):  # type: ignore[override]
         return self.optim.state
+
+    @property
+    def param_groups(self):  # type: ignore[override]
+        return self.optim.param_groups
+
+    @param_groups.setter
+    def param_groups(self, value):
+        self.optim.param_groups = value
+
+    @property
+    def defaults(self):  # type: ignore[override]
+        return self.optim.defaults
+
+    @defaults.setter
+    def defaults(self, value):
+        self.optim.defaults = value
 
     def __repr__(self) -> str:
         return f"SGPOptimizer(tau={self.tau}, topology={self.topology.name}, optimizer={self.optim!r})"

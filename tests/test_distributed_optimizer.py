@@ -1,0 +1,248 @@
+"""SGPOptimizer on 4 gloo ranks (one process each), held against the simulator.
+
+Every multi-process test starts 4 ranks with ``sgpverify.distributed.spawn`` (forked: about 2 s on
+a quiet machine). Exact comparisons (``==``) are exact by construction: the same numpy gradients at
+the same points, shares of 1/2 (the exponential graph on 4 nodes: one in- and one out-neighbour a
+step, so every fold is a sum of two terms, whatever the order), a correctly rounded division, and
+the simulator's two roundings ``x + (-gamma) g`` (``SimulatorSGD``; ``torch.optim.SGD`` fuses the
+multiply-add and is held to a tolerance instead). CUDA cases run with the module on the GPU (gloo
+stages the messages through the host) and are skipped without CUDA.
+"""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="torch not installed: pip install torch==2.13.0 'sgpverify[distributed]'")
+
+import _dist_workers as W  # noqa: E402
+
+from sgpverify import distributed as D  # noqa: E402
+from sgpverify import graphs, problems, simulate  # noqa: E402
+from sgpverify.mixing import push_matrix  # noqa: E402
+
+EPS = float(np.finfo(float).eps)
+EPS32 = float(np.finfo(np.float32).eps)
+N = 4
+DEVICES = [
+    "cpu",
+    pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")),
+]
+
+
+def _spec(**kw):
+    spec = {"iters": 30, "seed": 3, "step_size": 0.05, "tau": 0, "delay": "fixed", "x0_spread": 1.0}
+    spec.update(kw)
+    return spec
+
+
+def _simulated(spec):
+    prob = problems.QuadraticCosine(N, spec.get("dim", 10), seed=spec["seed"])
+    topo = graphs.by_name(spec.get("topology", "exponential"), N, seed=spec["seed"])
+    x0 = np.full((N, spec.get("dim", 10)), 1.0) + spec["x0_spread"] * (np.arange(N) - (N - 1) / 2.0)[:, None]
+    return simulate(
+        prob,
+        topo,
+        step_size=spec["step_size"],
+        n_iter=spec["iters"],
+        x0=x0,
+        tau=spec["tau"],
+        delay="fixed",
+        seed=spec["seed"],
+        record_states=True,
+    )
+
+
+def _z(outs):
+    """(iters + 1, n, d): every rank's z before each step and after the last (before the flush)."""
+    return np.stack([o["z"] for o in outs], axis=1)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize(
+    ("tau", "update"), [(0, "numerator"), (2, "numerator"), (0, "delta")], ids=["tau0", "tau2-fixed", "tau0-delta"]
+)
+def test_plain_sgd_float64_bit_equal_to_simulator(tau, update, device):
+    spec = _spec(tau=tau, update=update, device=device)
+    outs = D.spawn(W.problem_run, N, (spec,))
+    tr = _simulated(spec)
+    assert all(o["is_optimizer"] for o in outs)
+    assert {o["x_device"].split(":")[0] for o in outs} == {device}
+    z = _z(outs)
+    # every step of every rank: the same bits as the simulator
+    assert np.array_equal(z, tr.z_history), float(np.abs(z - tr.z_history).max())
+    # the control: the same run one step behind is far from it (the comparison can fail)
+    assert np.abs(z[1:] - tr.z_history[:-1]).max() > 1e-3
+
+
+def test_delta_update_with_delays_is_close_but_not_bit_equal():
+    # "delta" adds z_new - z_old to x: with w != 1 (delays) that differs from x - gamma g by
+    # round-off per step; stated tolerance roundoff(scale, ops = iters * 4)
+    spec = _spec(tau=2, update="delta")
+    outs = D.spawn(W.problem_run, N, (spec,))
+    tr = _simulated(spec)
+    z = _z(outs)
+    scale = float(np.abs(tr.z_history).max())
+    err = float(np.abs(z - tr.z_history).max())
+    assert err <= 64 * EPS * 4 * spec["iters"] * scale
+    assert np.abs(z[1:] - tr.z_history[:-1]).max() > 1e-3
+
+
+def test_torch_sgd_and_float32_within_tolerance_of_simulator():
+    spec64 = _spec(inner="sgd", iters=30)
+    spec32 = _spec(inner="simulator-sgd", param_dtype="float32", iters=30)
+    tr = _simulated(spec64)
+    scale = float(np.abs(tr.z_history).max())
+    L = float(problems.QuadraticCosine(N, 10, seed=3).L)
+    # round-off of r roundings a step, carried through K steps of a map with Lipschitz constant
+    # <= 1 + gamma L (mixing is non-expansive in the max norm): K r eps scale (1 + gamma L)^K, r = 4
+    K = spec64["iters"]
+    growth = (1 + spec64["step_size"] * L) ** K
+    z64 = _z(D.spawn(W.problem_run, N, (spec64,)))
+    err64 = float(np.abs(z64 - tr.z_history).max())
+    assert err64 <= 4 * K * EPS * scale * growth
+    z32 = _z(D.spawn(W.problem_run, N, (spec32,)))
+    err32 = float(np.abs(z32 - tr.z_history).max())
+    assert err32 <= 4 * K * EPS32 * scale * growth
+    # the float32 run is float32: its error is well above float64 round-off (the check can fail)
+    assert err32 > 64 * K * EPS * scale
+
+
+def _adam_reference(spec):
+    """One process, n torch Adam optimizers, the push-sum recursion with sgpverify's mixing matrices
+    (dense): x += (Adam step at z), X <- P X, w <- P w, z = x / w."""
+    d, lr = spec.get("dim", 10), spec["step_size"]
+    prob = problems.QuadraticCosine(N, d, seed=spec["seed"])
+    topo = graphs.exponential(N)
+    rng = np.random.default_rng(np.random.SeedSequence(spec["seed"]).spawn(1)[0])
+    X = np.full((N, d), 1.0) + spec["x0_spread"] * (np.arange(N) - (N - 1) / 2.0)[:, None]
+    w = np.ones(N)
+    ps = [torch.nn.Parameter(torch.tensor(X[i])) for i in range(N)]
+    opts = [torch.optim.Adam([p], lr=lr) for p in ps]
+    zs = [X / w[:, None]]
+    for k in range(spec["iters"]):
+        Z = X / w[:, None]
+        G = np.asarray(prob.grad(Z, rng), dtype=float)
+        for i in range(N):
+            ps[i].grad = torch.from_numpy(G[i].copy())
+            opts[i].step()
+            X[i] = X[i] + (ps[i].detach().numpy() - Z[i])
+        P = push_matrix(topo, k).toarray()
+        X, w = P @ X, P @ w
+        for i in range(N):
+            with torch.no_grad():
+                ps[i].copy_(torch.from_numpy(X[i] / w[i]))
+        zs.append(X / w[:, None])
+    return np.array(zs)
+
+
+def test_adam_matches_a_one_process_reference_and_is_not_sgd():
+    spec = _spec(inner="adam", update="delta", iters=25)
+    z = _z(D.spawn(W.problem_run, N, (spec,)))
+    ref = _adam_reference(spec)
+    scale = float(np.abs(ref).max())
+    # the same operations but for the dense products P X (sums of two terms with zeros): round-off only
+    assert np.abs(z - ref).max() <= 64 * EPS * 4 * spec["iters"] * scale
+    # the control: Adam's trajectory is not plain SGD's (the simulator's)
+    assert np.abs(z - _simulated(spec).z_history).max() > 1e-3
+
+
+def test_mass_bookkeeping_with_messages_in_flight():
+    # tau-OSGP with real asynchrony (asap) and a slow link: messages are in flight at most steps
+    spec = _spec(tau=2, delay="asap", iters=40, link_delay=0.003)
+    outs = D.spawn(W.problem_run, N, (spec,))
+    d = 10
+    x0_sum = (np.full((N, d), 1.0) + spec["x0_spread"] * (np.arange(N) - (N - 1) / 2.0)[:, None]).sum(axis=0)
+    applied = np.cumsum(sum(o["grads"] for o in outs), axis=0)  # (iters, d)
+    mass = sum(o["mass"] for o in outs)  # (iters, d + 1): x + sent - received, summed over ranks
+    expected = x0_sum[None, :] - spec["step_size"] * applied
+    scale = float(np.abs(mass).max()) + 1
+    tol = 64 * EPS * spec["iters"] * N * scale
+    assert np.abs(mass[:, :d] - expected).max() <= tol
+    assert np.abs(mass[:, d] - N).max() <= tol
+    # the control: the nodes alone (without what is in flight) miss weight at some steps
+    nodes = sum(o["nodes"] for o in outs)
+    assert np.abs(nodes[:, d] - N).max() > 1e-3
+    # after the flush nothing is in flight: the numerators alone carry the whole mass
+    x_end = sum(o["x_after_flush"] for o in outs)
+    w_end = sum(o["w_after_flush"] for o in outs)
+    assert np.abs(x_end - expected[-1]).max() <= tol
+    assert abs(w_end - N) <= tol
+
+
+@pytest.mark.parametrize("tau", [0, 1], ids=["tau0", "tau1-fixed"])
+def test_standard_loop_checkpoint_restore_in_fresh_processes(tau, tmp_path):
+    # the two-line change in a standard loop (Nesterov SGD, weight decay, StepLR, BatchNorm buffers
+    # gossiped): save at the half, restore in new processes, continue == the uninterrupted run
+    steps, ckpt = 12, str(tmp_path / "ckpt")
+    full = D.spawn(W.training_loop, N, ("full", steps, ckpt, tau))
+    D.spawn(W.training_loop, N, ("first", steps, ckpt, tau))
+    resumed = D.spawn(W.training_loop, N, ("resume", steps, ckpt, tau))
+    for f, r in zip(full, resumed):
+        assert np.array_equal(f["flat"], r["flat"])
+        assert f["lrs"][steps // 2 :] == r["lrs"]
+    assert all(f["is_optimizer"] for f in full)
+    # the scheduler acted on the inner optimizer's param groups (StepLR: halved every 4 steps)
+    assert full[0]["lrs"][:5] == [0.1, 0.1, 0.1, 0.05, 0.05]
+    assert full[0]["inner_lr"] == full[0]["lrs"][-1]
+    assert np.mean(full[0]["losses"][-3:]) < full[0]["losses"][0]  # it trains
+
+
+def test_batchnorm_buffers_are_gossiped():
+    # every rank's data differ: its BatchNorm running mean drifts its own way unless gossiped
+    steps = 12
+    on = D.spawn(W.training_loop, N, ("full", steps, "", 0))
+    off = D.spawn(W.training_loop, N, ("full", steps, "", 0, "fixed", "all", False))
+
+    def spread(outs):
+        rm = np.array([o["running_mean"] for o in outs])
+        return float(np.abs(rm - rm.mean(axis=0)).max())
+
+    assert spread(on) < 0.25 * spread(off)
+
+
+def test_restore_without_the_optimizer_state_differs(tmp_path):
+    # the control of the checkpoint test: restoring the model alone does not continue the run
+    steps, ckpt = 12, str(tmp_path / "ckpt")
+    full = D.spawn(W.training_loop, N, ("full", steps, ckpt, 0))
+    D.spawn(W.training_loop, N, ("first", steps, ckpt, 0))
+    partial = D.spawn(W.training_loop, N, ("resume", steps, ckpt, 0, "fixed", "model"))
+    assert max(np.abs(f["flat"] - p["flat"]).max() for f, p in zip(full, partial)) > 1e-6
+
+
+def test_bad_input_errors_name_the_parameter():
+    errs = D.spawn(W.bad_input, N)[0]
+    assert errs["n != world"] == ("ValueError", "topology.n must equal the world size (4), got a topology of 5 nodes")
+    assert errs["tau = -1"][0] == "ValueError" and errs["tau = -1"][1].startswith("tau must be an integer >= 0")
+    assert errs["tau = 1.5"][0] in ("TypeError", "ValueError") and "tau" in errs["tau = 1.5"][1]
+    assert errs["not an optimizer"][0] == "TypeError"
+    assert errs["not an optimizer"][1].startswith("optimizer must be a torch.optim.Optimizer")
+    assert errs["not a topology"][0] == "TypeError" and "topology" in errs["not a topology"][1]
+    assert errs["delay"][0] == "ValueError" and errs["delay"][1].startswith("delay must be one of")
+    assert errs["timeout"][0] == "ValueError" and "timeout" in errs["timeout"][1]
+    assert errs["dtype"][0] == "ValueError" and "dtype" in errs["dtype"][1]
+    assert "update 'numerator'" in errs["numerator float64 state on float32"][1]
+
+
+def test_without_a_process_group_the_error_says_so():
+    p = torch.nn.Parameter(torch.zeros(2))
+    with pytest.raises(D.DistributedError, match="needs torch.distributed initialised"):
+        D.SGPOptimizer(torch.optim.SGD([p], lr=0.1), graphs.exponential(4))
+    with pytest.raises(TypeError, match="optimizer must be a torch.optim.Optimizer"):
+        D.SGPOptimizer(object(), graphs.exponential(4))
+
+
+def test_a_silent_rank_is_named():
+    outs = D.spawn(W.silent_rank, N, (2, 3.0))
+    assert outs[2] == "silent"
+    # rank 2 receives from rank 1 and sends to rank 3 at step 0 (exponential graph: i -> i + 1)
+    assert "rank 2" in outs[3] and "not received within 3 s" in outs[3]
+    assert all(o != "no error" for o in outs)
+
+
+def test_grad_scaler_skipped_step_keeps_gossiping():
+    outs = D.spawn(W.grad_scaler, N, (4,))
+    assert [o["k"] for o in outs] == [4] * N  # every rank took every step: no one waited for a skipped one
+    assert outs[1]["scales"][1] == outs[1]["scales"][0] / 2  # the scaler backed off on rank 1 only
+    assert outs[0]["scales"][1] == outs[0]["scales"][0]
+    # the inf gradients never reached a numerator (they would have spread to every rank)
+    assert all(np.isfinite(o["z"]).all() and np.isfinite(o["w"]) for o in outs)
