@@ -252,10 +252,21 @@ def _collect(cfg, tmp, wall):
     )
 
 
-def _call_entry(rank, fn, nproc, args, tmp, port, timeout):
+def _call_entry(rank, fn, nproc, args, tmp, port, timeout, backend="gloo"):
     import pickle
 
-    dist = init_gloo(rank, nproc, port, timeout)
+    if backend == "gloo":
+        dist = init_gloo(rank, nproc, port, timeout)
+    else:  # a device backend (NCCL): one device a rank
+        import datetime
+
+        import torch
+        import torch.distributed as dist
+
+        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+        os.environ["MASTER_PORT"] = str(port)
+        torch.cuda.set_device(rank % torch.cuda.device_count())
+        dist.init_process_group(backend, rank=rank, world_size=nproc, timeout=datetime.timedelta(seconds=timeout))
     try:
         out = fn(rank, nproc, *args)
         (Path(tmp) / f"out{rank}.pkl").write_bytes(pickle.dumps(out))
@@ -267,9 +278,12 @@ def _call_entry(rank, fn, nproc, args, tmp, port, timeout):
             pass
 
 
-def spawn(fn: Any, nproc: int, args: tuple = (), timeout: float = 60.0) -> list[Any]:
-    """Run ``fn(rank, nproc, *args)`` in ``nproc`` processes joined in a gloo group on
+def spawn(fn: Any, nproc: int, args: tuple = (), timeout: float = 60.0, backend: str = "gloo") -> list[Any]:
+    """Run ``fn(rank, nproc, *args)`` in ``nproc`` processes joined in a process group on
     localhost; return the ranks' return values (picklable), in rank order.
+
+    ``backend`` is "gloo" (CPU, any tensors staged through the host) or a device
+    backend such as "nccl" (rank r uses CUDA device ``r mod device_count``).
 
     ``fn`` must be importable by name (a module-level function). Raises
     :class:`DistributedError` naming the rank that failed or died (the others
@@ -288,6 +302,8 @@ def spawn(fn: Any, nproc: int, args: tuple = (), timeout: float = 60.0) -> list[
 
     check_int("nproc", nproc, min_value=1)
     check_float("timeout", timeout, low=0.0, low_open=True)
+    if not isinstance(backend, str) or not backend:
+        raise ValueError(f"backend must be a backend name such as 'gloo' or 'nccl', got {backend!r}")
     if not callable(fn):
         raise TypeError(f"fn must be callable, got {type(fn).__name__}")
     ok, why = available()
@@ -299,7 +315,7 @@ def spawn(fn: Any, nproc: int, args: tuple = (), timeout: float = 60.0) -> list[
         try:
             mp.start_processes(
                 _call_entry,
-                args=(fn, nproc, tuple(args), tmp, free_port(), timeout),
+                args=(fn, nproc, tuple(args), tmp, free_port(), timeout, backend),
                 nprocs=nproc,
                 join=True,
                 start_method=start_method(),
