@@ -71,6 +71,6 @@ def test_cli_study_paper_writes_table_json_and_figure(tmp_path):
     out = io.StringIO()
     rc = main(["distributed", "--study", "paper", "--nproc", "2", "--epochs", "1", "--out", str(tmp_path)], out=out)
     assert rc == 0
-    for name in ("paper-table.md", "paper.json", "paper-accuracy-vs-time.png"):
+    for name in ("paper-table.txt", "paper.json", "paper-accuracy-vs-time.png"):
         assert (tmp_path / name).stat().st_size > 0, name
     assert "| no faults | sgp |" in out.getvalue() and "1.2%" in out.getvalue()

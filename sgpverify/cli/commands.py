@@ -391,6 +391,7 @@ def cmd_distributed(a: argparse.Namespace, out: TextIO, err: TextIO | None = Non
         iters=a.iters,
         algorithm=alg,
         tau=a.tau,
+        delay=a.delay,
         topology=a.topology,
         problem=a.problem,
         dim=a.dim,
@@ -433,7 +434,7 @@ def _paper(a, out):
     outdir = Path(a.out)
     outdir.mkdir(parents=True, exist_ok=True)
     table = paper.paper_table(res)
-    (outdir / "paper-table.md").write_text(table + "\n")
+    (outdir / "paper-table.txt").write_text(table + "\n")
     (outdir / "paper.json").write_text(json.dumps(jsonable(res)) + "\n")
     fig = paper.paper_figure(res, outdir / "paper-accuracy-vs-time.png")
     if a.json:
@@ -441,7 +442,7 @@ def _paper(a, out):
     else:
         out.write(table + "\n")
         out.write(f"paper (ResNet-50, ImageNet): {res['paper']['accuracy_gap']}; {res['paper']['speed']}\n")
-        out.write(f"table: {outdir / 'paper-table.md'}; figure: {fig}\n")
+        out.write(f"table: {outdir / 'paper-table.txt'}; figure: {fig}\n")
     return 0
 
 

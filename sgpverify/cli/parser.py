@@ -461,6 +461,13 @@ def _add_distributed(sub):
     _int(dp, "--iters", 0, "iterations per process (default 100)", default=100, metavar="K")
     _int(dp, "--tau", 0, "0: synchronous SGP; >= 1: tau-OSGP (default 0)", default=0)
     dp.add_argument(
+        "--delay",
+        choices=("asap", "fixed"),
+        default="asap",
+        help="tau-OSGP: fold a message as soon as it arrives (asap, real asynchrony) or exactly tau steps "
+        "after it was sent (fixed: reproducible, --check compares every step with the simulator) (default asap)",
+    )
+    dp.add_argument(
         "--algorithm",
         choices=("sgp", "osgp", "dpsgd", "allreduce"),
         default=None,

@@ -64,7 +64,6 @@ def _run(rank: int, cfg: RunConfig, outdir: Path, dist: ModuleType) -> None:
     x = cfg.start()[rank].copy()
     w = 1.0
     applied = np.zeros(d)
-    t0 = time.perf_counter()
     rec_k, rec_t, rec_x, rec_w, rec_mass = [], [], [], [], []
     opt = p = None
     if cfg.algorithm in ("sgp", "osgp"):
@@ -81,6 +80,9 @@ def _run(rank: int, cfg: RunConfig, outdir: Path, dist: ModuleType) -> None:
             update="numerator",
             link_delay={e: cfg.link_delay for e in cfg.slow_links} if cfg.link_delay else None,
         )
+
+    dist.barrier()  # the clock starts when every rank is ready (set-up excluded)
+    t0 = time.perf_counter()
 
     def record(k):
         rec_k.append(k)
