@@ -181,23 +181,23 @@ class SGPOptimizer(torch.optim.Optimizer):
     # --- the torch.optim.Optimizer surface -----------------------------------------
     # the inner optimizer's, read through (its load_state_dict replaces its param_groups list)
     @property
-    def state(self):  # type: ignore[override]
+    def state(self) -> dict:  # type: ignore[override]
         return self.optim.state
 
     @property
-    def param_groups(self):  # type: ignore[override]
+    def param_groups(self) -> list[dict[str, Any]]:  # type: ignore[override]
         return self.optim.param_groups
 
     @param_groups.setter
-    def param_groups(self, value):
+    def param_groups(self, value: list[dict[str, Any]]) -> None:
         self.optim.param_groups = value
 
     @property
-    def defaults(self):  # type: ignore[override]
+    def defaults(self) -> dict[str, Any]:  # type: ignore[override]
         return self.optim.defaults
 
     @defaults.setter
-    def defaults(self, value):
+    def defaults(self, value: dict[str, Any]) -> None:
         self.optim.defaults = value
 
     def __repr__(self) -> str:
@@ -357,11 +357,11 @@ class SimulatorSGD(torch.optim.Optimizer):
     last bit of some entries; this one is for bit-for-bit comparisons.
     """
 
-    def __init__(self, params, lr: float) -> None:
+    def __init__(self, params: Iterable[Any], lr: float) -> None:
         super().__init__(params, {"lr": check_float("lr", lr, low=0.0, low_open=True)})
 
     @torch.no_grad()
-    def step(self, closure=None):  # type: ignore[override]
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:  # type: ignore[override]
         loss = None
         if closure is not None:
             with torch.enable_grad():

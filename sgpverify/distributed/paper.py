@@ -16,6 +16,7 @@ extras (torch, scikit-learn).
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -350,7 +351,7 @@ def paper_table(res: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def paper_figure(res: dict[str, Any], path) -> Any:
+def paper_figure(res: dict[str, Any], path: str | os.PathLike[str]) -> str | os.PathLike[str]:
     """Averaged-model test accuracy against wall-clock time, one panel a scenario; saved to ``path``."""
     from ..plots import pyplot
 
