@@ -105,6 +105,10 @@ def test_torch_sgd_and_float32_within_tolerance_of_simulator():
     assert err32 <= 4 * K * EPS32 * scale * growth
     # the float32 run is float32: its error is well above float64 round-off (the check can fail)
     assert err32 > 64 * K * EPS * scale
+    # float32 parameters, x and w in float64 on request: the state is float64, the error float32's
+    outs = D.spawn(W.problem_run, N, (_spec(param_dtype="float32", state_dtype="float64", update="delta"),))
+    assert {o["x_dtype"] for o in outs} == {"torch.float64"}
+    assert float(np.abs(_z(outs) - tr.z_history).max()) <= 4 * K * EPS32 * scale * growth
 
 
 def _adam_reference(spec):
