@@ -137,7 +137,7 @@ def test_import_does_not_need_torch():
         "sys.meta_path.insert(0, Block())\n"
         "import sgpverify.distributed as D\n"
         "import sgpverify.distributed.config, sgpverify.distributed.transport, sgpverify.distributed.runner\n"
-        "import sgpverify.distributed.checks, sgpverify.distributed.studies\n"
+        "import sgpverify.distributed.checks, sgpverify.distributed.studies, sgpverify.distributed.paper\n"
         "print(D.available()[0], any(m.split('.')[0] == 'torch' for m in sys.modules))\n"
     )
     out = subprocess.run(

@@ -23,8 +23,10 @@ group), :mod:`~sgpverify.distributed.runner` (:func:`run_rank`, :func:`launch`,
 :class:`DistributedResult`), :mod:`~sgpverify.distributed.checks`
 (:func:`check_against_simulator`), :mod:`~sgpverify.distributed.optimizer`
 (:class:`SGPOptimizer`, :class:`SimulatorSGD`) and :mod:`~sgpverify.distributed.studies`
-(:func:`train_mlp`, :func:`straggler_study`). torch is imported only when a
-run starts or :class:`SGPOptimizer` is first used: importing this package does not need it.
+(:func:`train_mlp`, :func:`straggler_study`) and :mod:`~sgpverify.distributed.paper`
+(:func:`paper_study`: the paper's experiment in miniature on scikit-learn's digits).
+torch is imported only when a run starts or :class:`SGPOptimizer` is first used:
+importing this package does not need it.
 """
 
 from __future__ import annotations
@@ -32,6 +34,9 @@ from __future__ import annotations
 # public names outside __all__ (the cli and the tests use them) are re-exported by a redundant alias
 from .checks import check_against_simulator as check_against_simulator
 from .config import ALGORITHMS, DistributedError, RunConfig, available
+from .paper import paper_figure as paper_figure
+from .paper import paper_study
+from .paper import paper_table as paper_table
 from .runner import DistributedResult as DistributedResult
 from .runner import launch, run_rank, spawn
 from .studies import straggler_study as straggler_study
@@ -47,6 +52,7 @@ __all__ = [
     "SimulatorSGD",
     "available",
     "ALGORITHMS",
+    "paper_study",
 ]
 
 
