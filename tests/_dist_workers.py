@@ -70,6 +70,11 @@ def problem_run(rank, world, spec):
     }
 
 
+def problem_runs(rank, world, specs):
+    """:func:`problem_run` for each spec in turn, in the same processes (one start-up for all)."""
+    return {name: problem_run(rank, world, spec) for name, spec in specs.items()}
+
+
 class _Net(torch.nn.Module):
     def __init__(self):
         super().__init__()

@@ -1,12 +1,13 @@
 """SGPOptimizer on 4 gloo ranks (one process each), held against the simulator.
 
-Every multi-process test starts 4 ranks with ``sgpverify.distributed.spawn`` (forked: about 2 s on
-a quiet machine). Exact comparisons (``==``) are exact by construction: the same numpy gradients at
-the same points, shares of 1/2 (the exponential graph on 4 nodes: one in- and one out-neighbour a
-step, so every fold is a sum of two terms, whatever the order), a correctly rounded division, and
-the simulator's two roundings ``x + (-gamma) g`` (``SimulatorSGD``; ``torch.optim.SGD`` fuses the
-multiply-add and is held to a tolerance instead). CUDA cases run with the module on the GPU (gloo
-stages the messages through the host) and are skipped without CUDA.
+The runs start 4 ranks with ``sgpverify.distributed.spawn`` (forked: about 2 s on a quiet
+machine; the problem runs share one start). Exact comparisons (``==``) are exact by
+construction: the same numpy gradients at the same points, shares of 1/2 (the exponential graph
+on 4 nodes: one in- and one out-neighbour a step, so every fold is a sum of two terms, whatever
+the order), a correctly rounded division, and the simulator's two roundings ``x + (-gamma) g``
+(``SimulatorSGD``; ``torch.optim.SGD`` fuses the multiply-add and is held to a tolerance
+instead). CUDA cases run with the module on the GPU (gloo stages the messages through the host)
+and are skipped without CUDA.
 """
 
 import numpy as np
@@ -57,16 +58,31 @@ def _z(outs):
     return np.stack([o["z"] for o in outs], axis=1)
 
 
-@pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize(
-    ("tau", "update"), [(0, "numerator"), (2, "numerator"), (0, "delta")], ids=["tau0", "tau2-fixed", "tau0-delta"]
-)
-def test_plain_sgd_float64_bit_equal_to_simulator(tau, update, device):
-    spec = _spec(tau=tau, update=update, device=device)
-    outs = D.spawn(W.problem_run, N, (spec,))
-    tr = _simulated(spec)
+SPECS = {
+    "tau0": _spec(tau=0, update="numerator"),
+    "tau2-fixed": _spec(tau=2, update="numerator"),
+    "tau0-delta": _spec(tau=0, update="delta"),
+    "tau2-delta": _spec(tau=2, update="delta"),
+    "torch-sgd": _spec(inner="sgd"),
+    "float32": _spec(param_dtype="float32"),
+    "float32-state64": _spec(param_dtype="float32", state_dtype="float64", update="delta"),
+    "adam": _spec(inner="adam", update="delta", iters=25),
+}
+
+
+@pytest.fixture(scope="module", params=DEVICES)
+def runs(request):
+    """Every run of SPECS on this device, one after the other in one start of 4 ranks."""
+    specs = {name: dict(spec, device=request.param) for name, spec in SPECS.items()}
+    outs = D.spawn(W.problem_runs, N, (specs,))
+    return {name: [o[name] for o in outs] for name in specs} | {"device": request.param}
+
+
+@pytest.mark.parametrize("name", ["tau0", "tau2-fixed", "tau0-delta"])
+def test_plain_sgd_float64_bit_equal_to_simulator(runs, name):
+    outs, tr = runs[name], _simulated(SPECS[name])
     assert all(o["is_optimizer"] for o in outs)
-    assert {o["x_device"].split(":")[0] for o in outs} == {device}
+    assert {o["x_device"].split(":")[0] for o in outs} == {runs["device"]}
     z = _z(outs)
     # every step of every rank: the same bits as the simulator
     assert np.array_equal(z, tr.z_history), float(np.abs(z - tr.z_history).max())
@@ -74,39 +90,34 @@ def test_plain_sgd_float64_bit_equal_to_simulator(tau, update, device):
     assert np.abs(z[1:] - tr.z_history[:-1]).max() > 1e-3
 
 
-def test_delta_update_with_delays_is_close_but_not_bit_equal():
+def test_delta_update_with_delays_is_close_but_not_bit_equal(runs):
     # "delta" adds z_new - z_old to x: with w != 1 (delays) that differs from x - gamma g by
     # round-off per step; stated tolerance roundoff(scale, ops = iters * 4)
-    spec = _spec(tau=2, update="delta")
-    outs = D.spawn(W.problem_run, N, (spec,))
+    spec = SPECS["tau2-delta"]
     tr = _simulated(spec)
-    z = _z(outs)
+    z = _z(runs["tau2-delta"])
     scale = float(np.abs(tr.z_history).max())
     err = float(np.abs(z - tr.z_history).max())
     assert err <= 64 * EPS * 4 * spec["iters"] * scale
     assert np.abs(z[1:] - tr.z_history[:-1]).max() > 1e-3
 
 
-def test_torch_sgd_and_float32_within_tolerance_of_simulator():
-    spec64 = _spec(inner="sgd", iters=30)
-    spec32 = _spec(inner="simulator-sgd", param_dtype="float32", iters=30)
-    tr = _simulated(spec64)
+def test_torch_sgd_and_float32_within_tolerance_of_simulator(runs):
+    tr = _simulated(SPECS["torch-sgd"])
     scale = float(np.abs(tr.z_history).max())
     L = float(problems.QuadraticCosine(N, 10, seed=3).L)
     # round-off of r roundings a step, carried through K steps of a map with Lipschitz constant
     # <= 1 + gamma L (mixing is non-expansive in the max norm): K r eps scale (1 + gamma L)^K, r = 4
-    K = spec64["iters"]
-    growth = (1 + spec64["step_size"] * L) ** K
-    z64 = _z(D.spawn(W.problem_run, N, (spec64,)))
-    err64 = float(np.abs(z64 - tr.z_history).max())
+    K = SPECS["torch-sgd"]["iters"]
+    growth = (1 + SPECS["torch-sgd"]["step_size"] * L) ** K
+    err64 = float(np.abs(_z(runs["torch-sgd"]) - tr.z_history).max())
     assert err64 <= 4 * K * EPS * scale * growth
-    z32 = _z(D.spawn(W.problem_run, N, (spec32,)))
-    err32 = float(np.abs(z32 - tr.z_history).max())
+    err32 = float(np.abs(_z(runs["float32"]) - tr.z_history).max())
     assert err32 <= 4 * K * EPS32 * scale * growth
     # the float32 run is float32: its error is well above float64 round-off (the check can fail)
     assert err32 > 64 * K * EPS * scale
     # float32 parameters, x and w in float64 on request: the state is float64, the error float32's
-    outs = D.spawn(W.problem_run, N, (_spec(param_dtype="float32", state_dtype="float64", update="delta"),))
+    outs = runs["float32-state64"]
     assert {o["x_dtype"] for o in outs} == {"torch.float64"}
     assert float(np.abs(_z(outs) - tr.z_history).max()) <= 4 * K * EPS32 * scale * growth
 
@@ -139,9 +150,9 @@ def _adam_reference(spec):
     return np.array(zs)
 
 
-def test_adam_matches_a_one_process_reference_and_is_not_sgd():
-    spec = _spec(inner="adam", update="delta", iters=25)
-    z = _z(D.spawn(W.problem_run, N, (spec,)))
+def test_adam_matches_a_one_process_reference_and_is_not_sgd(runs):
+    spec = SPECS["adam"]
+    z = _z(runs["adam"])
     ref = _adam_reference(spec)
     scale = float(np.abs(ref).max())
     # the same operations but for the dense products P X (sums of two terms with zeros): round-off only
