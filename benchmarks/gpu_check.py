@@ -10,11 +10,11 @@ Usage::
 1. ``pytest tests/test_distributed_optimizer.py -k cuda``: the device-parametrised tests (plain SGD
    float64 bit-equal to the simulator with the parameters, x and w on the GPU, messages staged
    through the host by gloo). The ranks are started with ``spawn`` (CUDA does not survive a fork).
-2. Throughput: 4 ranks train an MLP (4 x 1024 hidden units, about 3.2 M parameters, batch 64)
+2. Throughput: the ranks train an MLP (4 x 1024 hidden units, about 3.2 M parameters, batch 64)
    on the GPU for 30 timed steps after 5 warm-up steps, AllReduce SGD (one bucketed all_reduce of
    the gradients a step) against SGP (``SGPOptimizer``, exponential graph), in the same run.
-   With at least 4 GPUs the ranks use NCCL, one GPU each; with fewer they share GPU 0 and use gloo,
-   which stages every message through host memory.
+   With two or more GPUs the ranks use NCCL, one GPU each (up to 8 ranks); with one GPU, 4 ranks
+   share it and use gloo, which stages every message through host memory.
 
 Exit status: 0 the checks passed, 1 a check failed, 3 no CUDA device (nothing was run).
 """
@@ -123,8 +123,9 @@ def main(argv=None) -> int:
     # 2. throughput, SGP against AllReduce, in the same run
     from sgpverify.distributed import spawn
 
-    world = 4
-    backend = "nccl" if device == "cuda" and ngpu >= world else "gloo"
+    # two or more GPUs: NCCL, one GPU a rank; else 4 ranks share the device over gloo (host staging)
+    nccl = device == "cuda" and ngpu >= 2
+    world, backend = (min(ngpu, 8), "nccl") if nccl else (4, "gloo")
     res = {}
     for alg in ("allreduce", "sgp"):
         outs = spawn(_throughput_rank, world, (device, alg, a.steps, 5), timeout=240, backend=backend)
