@@ -145,6 +145,13 @@ CASES = [
         ["distributed", "--study", "stragglers", "--check", "--out", "{out}"],
         ["--check applies to a single run, not to --study stragglers"],
     ),
+    (
+        "distributed-epochs-zero",
+        ["distributed", "--study", "paper", "--epochs", "0"],
+        ["--epochs must be an integer >= 1"],
+    ),
+    ("distributed-epochs-without-paper", ["distributed", "--epochs", "2"], ["--epochs applies to --study paper only"]),
+    ("distributed-delay-unknown", ["distributed", "--tau", "1", "--delay", "late"], ["--delay", "late"]),
 ]
 
 

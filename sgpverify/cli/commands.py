@@ -359,9 +359,13 @@ def cmd_distributed(a: argparse.Namespace, out: TextIO, err: TextIO | None = Non
                 raise UsageError(
                     f"sgpverify distributed: error: {opt} applies to a single run, not to --study {a.study}"
                 )
+    if a.study != "paper" and a.epochs is not None:
+        raise UsageError("sgpverify distributed: error: --epochs applies to --study paper only")
     ok, why = D.available()
     if not ok:
         raise UsageError(f"sgpverify distributed: error: {why}")
+    if a.study == "paper":
+        return _paper(a, out)
     if a.study == "stragglers":
         res = D.straggler_study(
             nproc=a.nproc,
@@ -397,6 +401,7 @@ def cmd_distributed(a: argparse.Namespace, out: TextIO, err: TextIO | None = Non
         iters=a.iters,
         algorithm=alg,
         tau=a.tau,
+        delay=a.delay,
         topology=a.topology,
         problem=a.problem,
         dim=a.dim,
@@ -420,6 +425,34 @@ def cmd_distributed(a: argparse.Namespace, out: TextIO, err: TextIO | None = Non
     else:
         width = max(len(k) for k in d)
         out.write("\n".join(f"{k.ljust(width)}  {v}" for k, v in d.items()) + "\n")
+    return 0
+
+
+def _paper(a, out):
+    """``--study paper``: the miniature of the paper's experiment; table, JSON and figure in --out."""
+    from ..distributed import paper
+
+    try:
+        import sklearn  # noqa: F401
+    except ImportError:
+        raise UsageError(
+            "sgpverify distributed: error: --study paper needs scikit-learn: pip install 'sgpverify[study]'"
+        ) from None
+    res = paper.paper_study(
+        nproc=a.nproc, epochs=12 if a.epochs is None else a.epochs, seed=a.seed, timeout=max(a.timeout, 120.0)
+    )
+    outdir = Path(a.out)
+    outdir.mkdir(parents=True, exist_ok=True)
+    table = paper.paper_table(res)
+    (outdir / "paper-table.txt").write_text(table + "\n")
+    (outdir / "paper.json").write_text(json.dumps(jsonable(res)) + "\n")
+    fig = paper.paper_figure(res, outdir / "paper-accuracy-vs-time.png")
+    if a.json:
+        out.write(json.dumps(jsonable({"rows": res["rows"], "setup": res["setup"], "figure": str(fig)})) + "\n")
+    else:
+        out.write(table + "\n")
+        out.write(f"paper (ResNet-50, ImageNet): {res['paper']['accuracy_gap']}; {res['paper']['speed']}\n")
+        out.write(f"table: {outdir / 'paper-table.txt'}; figure: {fig}\n")
     return 0
 
 

@@ -452,12 +452,21 @@ def _add_distributed(sub):
         description=(
             "Run SGP, tau-OSGP, D-PSGD or AllReduce SGD with one process per node on localhost "
             "(torch.distributed, gloo). --check also runs the simulator on the same problem, seeds and "
-            "schedule; --study stragglers compares wall-clock times under a slow node and slow links. " + EXIT_STATUS
+            "schedule; --study stragglers compares wall-clock times under a slow node and slow links; "
+            "--study paper runs the paper's experiment in miniature on real data (table and figure in --out). "
+            + EXIT_STATUS
         ),
     )
     _int(dp, "--nproc", 1, "processes, one per node (default 4)", default=4, metavar="N")
     _int(dp, "--iters", 0, "iterations per process (default 100)", default=100, metavar="K")
     _int(dp, "--tau", 0, "0: synchronous SGP; >= 1: tau-OSGP (default 0)", default=0)
+    dp.add_argument(
+        "--delay",
+        choices=("asap", "fixed"),
+        default="asap",
+        help="tau-OSGP: fold a message as soon as it arrives (asap, real asynchrony) or exactly tau steps "
+        "after it was sent (fixed: reproducible, --check compares every step with the simulator) (default asap)",
+    )
     dp.add_argument(
         "--algorithm",
         choices=("sgp", "osgp", "dpsgd", "allreduce"),
@@ -478,7 +487,14 @@ def _add_distributed(sub):
         metavar="SEC",
     )
     dp.add_argument("--check", action="store_true", help="compare with the simulator")
-    dp.add_argument("--study", choices=("stragglers",), help="run a study instead of a single run")
+    dp.add_argument(
+        "--study",
+        choices=("stragglers", "paper"),
+        help="run a study instead of a single run: stragglers (wall clock under a slow node and slow links), "
+        "paper (the paper's experiment in miniature: a CNN on scikit-learn's digits, AllReduce SGD, SGP, "
+        "1-OSGP and D-PSGD, with and without a straggler and a slow link; needs the 'study' extra)",
+    )
+    _int(dp, "--epochs", 1, "epochs of --study paper (default 12)", default=None, metavar="E")
     dp.add_argument(
         "--out", default="sgpverify-out", metavar="DIR", help="where the study figure goes (default sgpverify-out)"
     )

@@ -44,6 +44,7 @@ class RunConfig:
     iters: int = 100
     algorithm: str = "sgp"
     tau: int = 0
+    delay: str = "asap"
     topology: str = "exponential"
     problem: str = "quadratic-cosine"
     dim: int = 10
@@ -70,6 +71,7 @@ class RunConfig:
             raise ValueError(f"tau must be an integer >= 1 for algorithm 'osgp', got {self.tau}")
         if self.algorithm in ("dpsgd", "allreduce") and self.tau:
             raise ValueError(f"tau applies to 'sgp' and 'osgp' only, got tau = {self.tau} with {self.algorithm!r}")
+        check_choice("delay", self.delay, ("asap", "fixed"))
         check_choice("topology", self.topology, graphs.TOPOLOGY_NAMES)
         check_choice("problem", self.problem, problems.PROBLEM_NAMES)
         check_int("dim", self.dim, min_value=1)

@@ -18,12 +18,12 @@ import numpy as np
 
 from ..mixing import metropolis_matrix
 from .config import DistributedError, RunConfig, available
-from .transport import PushSumChannel, free_port, init_gloo
+from .transport import free_port, init_gloo
 
 if TYPE_CHECKING:
     from types import ModuleType
 
-__all__ = ["run_rank", "launch", "DistributedResult"]
+__all__ = ["run_rank", "launch", "spawn", "DistributedResult"]
 
 
 def run_rank(rank: int | None, cfg: RunConfig, outdir: str | os.PathLike[str], port: int | None = None) -> None:
@@ -64,21 +64,33 @@ def _run(rank: int, cfg: RunConfig, outdir: Path, dist: ModuleType) -> None:
     x = cfg.start()[rank].copy()
     w = 1.0
     applied = np.zeros(d)
-    t0 = time.perf_counter()
     rec_k, rec_t, rec_x, rec_w, rec_mass = [], [], [], [], []
-    chan = None
+    opt = p = None
     if cfg.algorithm in ("sgp", "osgp"):
-        chan = PushSumChannel(rank, n, topo, cfg.tau, d, cfg.slow_links, cfg.link_delay)
+        from .optimizer import SGPOptimizer, SimulatorSGD
+
+        # one float64 parameter holding z; the inner step runs on x with the gradient at z
+        p = torch.nn.Parameter(torch.from_numpy(x.copy()))
+        opt = SGPOptimizer(
+            SimulatorSGD([p], lr=cfg.step_size),
+            topo,
+            tau=cfg.tau,
+            timeout=cfg.timeout,
+            delay=cfg.delay,
+            update="numerator",
+            link_delay={e: cfg.link_delay for e in cfg.slow_links} if cfg.link_delay else None,
+        )
+
+    dist.barrier()  # the clock starts when every rank is ready (set-up excluded)
+    t0 = time.perf_counter()
 
     def record(k):
         rec_k.append(k)
         rec_t.append(time.perf_counter() - t0)
         rec_x.append(x.copy())
         rec_w.append(w)
-        if chan is not None:  # this rank's share of the total: x + sent - received
-            rec_mass.append(
-                np.concatenate([x + chan.sent[:d] - chan.consumed[:d], [w + chan.sent[d] - chan.consumed[d]]])
-            )
+        if opt is not None:  # this rank's share of the total: x + sent - received
+            rec_mass.append(opt.mass().numpy().copy())
         else:
             rec_mass.append(np.concatenate([x, [w]]))
 
@@ -92,13 +104,13 @@ def _run(rank: int, cfg: RunConfig, outdir: Path, dist: ModuleType) -> None:
             time.sleep(cfg.slow_sleep)
         if cfg.link_delay and cfg.algorithm in ("allreduce", "dpsgd") and cfg.slow_links:
             time.sleep(cfg.link_delay)  # a collective step waits for its slowest link
-        z = x / w
+        z = p.detach().numpy().copy() if opt is not None else x / w
         g = _grad(prob, z, rank, rng)
         applied += g
-        if cfg.algorithm in ("sgp", "osgp"):
-            y = x + (-cfg.step_size) * g
-            x, w = chan.send_and_keep(k, y, w)
-            x, w = chan.receive(k, x, w, cfg.timeout)
+        if opt is not None:
+            p.grad = torch.from_numpy(g)
+            opt.step()
+            x, w = opt.numerator.numpy().copy(), float(opt.weight)
         elif cfg.algorithm == "allreduce":
             y = torch.from_numpy(x + (-cfg.step_size) * g)
             dist.all_reduce(y)
@@ -124,14 +136,14 @@ def _run(rank: int, cfg: RunConfig, outdir: Path, dist: ModuleType) -> None:
         if cfg.max_seconds is not None and time.perf_counter() - t0 > cfg.max_seconds:
             k_done = k + 1
             break
-    if chan is not None:
-        x, w = chan.drain(x, w, cfg.timeout)
+    if opt is not None:
+        opt.close()
+        x, w = opt.numerator.numpy().copy(), float(opt.weight)
+        sent, consumed = opt.sent.numpy().copy(), opt.received.numpy().copy()
     record(k_done)
     # global totals after the drain: every message sent has been folded in
     tot = torch.from_numpy(
-        np.concatenate(
-            [x, [w], applied, chan.sent if chan else np.zeros(d + 1), chan.consumed if chan else np.zeros(d + 1)]
-        )
+        np.concatenate([x, [w], applied, sent if opt else np.zeros(d + 1), consumed if opt else np.zeros(d + 1)])
     )
     dist.all_reduce(tot)
     np.savez(
@@ -167,7 +179,9 @@ def launch(cfg: RunConfig, outdir: str | os.PathLike[str] | None = None) -> Dist
     port = free_port()
     t0 = time.perf_counter()
     try:
-        mp.spawn(_spawn_entry, args=(cfg, tmp, port), nprocs=cfg.nproc, join=True)
+        mp.start_processes(
+            _spawn_entry, args=(cfg, tmp, port), nprocs=cfg.nproc, join=True, start_method=start_method()
+        )
     except mp.ProcessExitedException as exc:
         raise DistributedError(
             f"rank {exc.error_index} died (exit code {exc.exit_code}); the other ranks were stopped"
@@ -238,3 +252,102 @@ def _collect(cfg, tmp, wall):
         totals=totals,
         wall_seconds=wall,
     )
+
+
+def _call_entry(rank, fn, nproc, args, tmp, port, timeout, backend="gloo"):
+    import pickle
+
+    if backend == "gloo":
+        dist = init_gloo(rank, nproc, port, timeout)
+    else:  # a device backend (NCCL): one device a rank
+        import datetime
+
+        import torch
+        import torch.distributed as dist
+
+        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+        os.environ["MASTER_PORT"] = str(port)
+        torch.cuda.set_device(rank % torch.cuda.device_count())
+        dist.init_process_group(backend, rank=rank, world_size=nproc, timeout=datetime.timedelta(seconds=timeout))
+    try:
+        out = fn(rank, nproc, *args)
+        (Path(tmp) / f"out{rank}.pkl").write_bytes(pickle.dumps(out))
+        dist.barrier()
+    finally:
+        try:
+            dist.destroy_process_group()
+        except Exception:  # pragma: no cover - best effort at exit
+            pass
+
+
+def spawn(fn: Any, nproc: int, args: tuple = (), timeout: float = 60.0, backend: str = "gloo") -> list[Any]:
+    """Run ``fn(rank, nproc, *args)`` in ``nproc`` processes joined in a process group on
+    localhost; return the ranks' return values (picklable), in rank order.
+
+    ``backend`` is "gloo" (CPU, any tensors staged through the host) or a device
+    backend such as "nccl" (rank r uses CUDA device ``r mod device_count``).
+
+    ``fn`` must be importable by name (a module-level function). Raises
+    :class:`DistributedError` naming the rank that failed or died (the others
+    are stopped).
+
+    Examples
+    --------
+    >>> def hello(rank, world):  # doctest: +SKIP
+    ...     return rank
+    >>> spawn(hello, 4)  # doctest: +SKIP
+    [0, 1, 2, 3]
+    """
+    import pickle
+
+    from ..validation import check_float, check_int
+
+    check_int("nproc", nproc, min_value=1)
+    check_float("timeout", timeout, low=0.0, low_open=True)
+    if not isinstance(backend, str) or not backend:
+        raise ValueError(f"backend must be a backend name such as 'gloo' or 'nccl', got {backend!r}")
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+    ok, why = available()
+    if not ok:
+        raise DistributedError(why)
+    import torch.multiprocessing as mp
+
+    with tempfile.TemporaryDirectory(prefix="sgpverify-spawn-") as tmp:
+        try:
+            mp.start_processes(
+                _call_entry,
+                args=(fn, nproc, tuple(args), tmp, free_port(), timeout, backend),
+                nprocs=nproc,
+                join=True,
+                start_method=start_method(),
+            )
+        except mp.ProcessExitedException as exc:
+            raise DistributedError(
+                f"rank {exc.error_index} died (exit code {exc.exit_code}); the other ranks were stopped"
+            ) from None
+        except mp.ProcessRaisedException as exc:
+            last = str(exc).strip().splitlines()[-1]
+            raise DistributedError(f"rank {exc.error_index} failed: {last}; the other ranks were stopped") from None
+        return [pickle.loads((Path(tmp) / f"out{r}.pkl").read_bytes()) for r in range(nproc)]
+
+
+def start_method() -> str:
+    """How the ranks are started: ``fork`` where the platform has it (no
+    re-import of torch in every child: seconds saved per launch), else ``spawn``.
+    A parent that has initialised CUDA gets ``spawn``. The environment variable
+    ``SGPVERIFY_START_METHOD`` overrides it."""
+    import multiprocessing
+
+    env = os.environ.get("SGPVERIFY_START_METHOD")
+    methods = multiprocessing.get_all_start_methods()
+    if env:
+        if env not in methods:
+            raise ValueError(f"SGPVERIFY_START_METHOD must be one of {methods}, got {env!r}")
+        return env
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_initialized():
+        return "spawn"  # CUDA does not survive a fork
+    return "fork" if "fork" in methods else "spawn"

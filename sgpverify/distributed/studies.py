@@ -12,8 +12,7 @@ import numpy as np
 from .. import graphs, problems
 from ..validation import check_choice
 from .config import DistributedError, RunConfig, available
-from .gossip import GossipSGD
-from .runner import launch
+from .runner import launch, start_method
 from .transport import free_port, init_gloo
 
 if TYPE_CHECKING:
@@ -37,18 +36,11 @@ def _mlp_rank(rank, nproc, algorithm, steps, lr, seed, outdir, port, tau=1, time
     model = torch.nn.Sequential(torch.nn.Linear(10, 32), torch.nn.Tanh(), torch.nn.Linear(32, 2))
     loss_fn = torch.nn.CrossEntropyLoss()
     gen = torch.Generator().manual_seed(seed * 1000 + rank)
-    if algorithm == "allreduce":
-        opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9, nesterov=True)
-    else:
-        opt = GossipSGD(
-            model,
-            graphs.exponential(nproc),
-            lr=lr,
-            momentum=0.9,
-            nesterov=True,
-            tau=tau if algorithm == "osgp" else 0,
-            timeout=timeout,
-        )
+    from .optimizer import SGPOptimizer
+
+    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9, nesterov=True)
+    if algorithm != "allreduce":  # the two-line change
+        opt = SGPOptimizer(opt, graphs.exponential(nproc), tau=tau if algorithm == "osgp" else 0, timeout=timeout)
     for _ in range(steps):
         idx = torch.randint(0, len(y), (32,), generator=gen)
         opt.zero_grad()
@@ -59,7 +51,7 @@ def _mlp_rank(rank, nproc, algorithm, steps, lr, seed, outdir, port, tau=1, time
                 p.grad /= nproc
         opt.step()
     if algorithm != "allreduce":
-        opt.finish()
+        opt.close()  # fold in the messages still in flight
     with torch.no_grad():
         acc = float((model(Xall).argmax(1) == yall).float().mean())
     (Path(outdir) / f"acc{rank}.json").write_text(json.dumps({"accuracy": acc}))
@@ -72,7 +64,7 @@ def _mlp_entry(rank, nproc, algorithm, steps, lr, seed, outdir, port):
 
 
 def train_mlp(nproc: int = 4, algorithm: str = "sgp", steps: int = 300, lr: float = 0.05, seed: int = 0) -> list[float]:
-    """Train an MLP with :class:`GossipSGD` (or AllReduce SGD) on non-IID shards;
+    """Train an MLP with :class:`SGPOptimizer` around Nesterov SGD (or AllReduce SGD) on non-IID shards;
     return the accuracy of every rank's model on the whole data set."""
     ok, why = available()
     if not ok:
@@ -82,7 +74,13 @@ def train_mlp(nproc: int = 4, algorithm: str = "sgp", steps: int = 300, lr: floa
     check_choice("algorithm", algorithm, ("sgp", "osgp", "allreduce"))
     with tempfile.TemporaryDirectory(prefix="sgpverify-mlp-") as tmp:
         try:
-            mp.spawn(_mlp_entry, args=(nproc, algorithm, steps, lr, seed, tmp, free_port()), nprocs=nproc, join=True)
+            mp.start_processes(
+                _mlp_entry,
+                args=(nproc, algorithm, steps, lr, seed, tmp, free_port()),
+                nprocs=nproc,
+                join=True,
+                start_method=start_method(),
+            )
         except (mp.ProcessExitedException, mp.ProcessRaisedException) as exc:
             raise DistributedError(f"rank {exc.error_index} failed: {str(exc).strip().splitlines()[-1]}") from None
         return [json.loads((Path(tmp) / f"acc{r}.json").read_text())["accuracy"] for r in range(nproc)]

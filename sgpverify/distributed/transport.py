@@ -1,10 +1,13 @@
 """The transport: the push-sum channel of one rank, the gloo process group, a free port.
 
-:class:`PushSumChannel` exchanges push-sum messages point to point
-(``isend``/``irecv`` tagged by iteration, numerator share and weight together),
-folding in what has arrived and blocking only for messages more than ``tau``
-iterations late (docs/theory.md section 1b, "Delays and the augmented matrix"). torch is imported inside the functions
-that use it.
+:class:`PushSumChannel` exchanges push-sum messages point to point with
+``torch.distributed`` (``isend``/``irecv`` tagged by iteration; the numerator
+share and the weight travel together in one tensor), folds in what has arrived,
+and blocks only for messages more than ``tau`` iterations old (docs/theory.md
+section 1b, "Delays and the augmented matrix"). Messages are tensors on the
+communication device: the state's device for NCCL and other device backends;
+the host for gloo, which sends CPU tensors only (a CUDA state is staged through
+host memory there). torch is imported inside the functions that use it.
 """
 
 from __future__ import annotations
@@ -13,163 +16,215 @@ import datetime
 import os
 import socket
 import time
-from typing import TYPE_CHECKING
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from .config import DistributedError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Mapping
     from types import ModuleType
 
     from ..graphs import Topology
 
-__all__ = ["PushSumChannel", "init_gloo", "free_port"]
+__all__ = ["PushSumChannel", "DELAYS", "init_gloo", "free_port"]
+
+#: How a tau-OSGP rank folds messages in: "asap" folds every message that has
+#: arrived and blocks only for one more than tau steps old; "fixed" folds the
+#: message of step s exactly at the end of step s + tau (the simulator's
+#: ``delay="fixed"``: reproducible, for bit-for-bit comparisons).
+DELAYS = ("asap", "fixed")
 
 
 class PushSumChannel:
-    """Push-sum message exchange for one rank: sends tagged by iteration, receives
-    folded in as they complete, blocking only for messages more than tau late.
+    """Push-sum message exchange of one rank (torch tensors, any device).
 
+    Parameters
+    ----------
+    rank : int
+        This rank's index in ``group`` (= its node in ``topology``).
+    topology : Topology
+        The schedule, the same on every rank.
+    tau : int
+        Messages sent at step s are folded in by the end of step s + tau.
+    numel : int
+        Length of a message (numerator entries + 1 for the weight).
+    dtype, device : torch.dtype, torch.device
+        The state's; messages travel in this dtype.
+    group : ProcessGroup, optional
+        The process group (default: the world).
+    delay : {"asap", "fixed"}
+        See :data:`DELAYS`.
+    link_delay : mapping (src, dst) -> seconds, optional
+        Fault injection for studies: messages from this rank to ``dst`` are held
+        back that many seconds before they are sent.
+
+    Notes
+    -----
     gloo's point-to-point work objects make progress only inside ``wait()``
-    (``is_completed()`` stays False until then), so each send and receive is
-    waited on by a small thread pool; a finished future means a finished
-    transfer."""
+    (``is_completed()`` stays False until then), so with gloo each send and
+    receive is waited on by a small thread pool and a finished future means a
+    finished transfer; other backends are polled with ``is_completed()``.
+    ``sent`` and ``consumed`` are the running sums of the messages sent and
+    folded in (the mass bookkeeping: this rank's share of the total is
+    ``state + sent - consumed``).
+    """
 
     def __init__(
         self,
         rank: int,
-        n: int,
         topology: Topology,
         tau: int,
-        d: int,
-        slow_links: Iterable[Sequence[int]] = (),
-        link_delay: float = 0.0,
+        numel: int,
+        dtype: Any,
+        device: Any,
+        group: Any = None,
+        delay: str = "asap",
+        link_delay: Mapping[tuple[int, int], float] | None = None,
     ) -> None:
         from concurrent.futures import ThreadPoolExecutor
 
         import torch
+        import torch.distributed as dist
 
-        self.torch = torch
-        self.pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix=f"sgp-rank{rank}")
-        self.rank, self.n, self.topo, self.tau, self.d = rank, n, topology, tau, d
-        self.pending = []  # (step, src, work, buffer)
-        self.sends = []  # (work, buffer) kept alive until completed
-        self.sent = np.zeros(d + 1)  # cumulative numerator and weight shares sent
-        self.consumed = np.zeros(d + 1)  # cumulative shares received and folded in
-        self.slow_links = {tuple(e) for e in slow_links}
-        self.link_delay = link_delay
-        self._delayed = []  # (release time, dst, step, buffer) for slow links
+        self.torch, self.dist = torch, dist
+        self.rank, self.topo, self.tau, self.numel, self.group = rank, topology, tau, numel, group
+        self.delay = delay
+        self.dtype, self.device = dtype, torch.device(device)
+        backend = str(dist.get_backend(group))
+        self.gloo = backend == "gloo"
+        # gloo sends host tensors: a device state is staged through host memory
+        self.comm_device = torch.device("cpu") if self.gloo else self.device
+        self.pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix=f"sgp-rank{rank}") if self.gloo else None
+        self.pending: list[tuple[int, int, Any, Any]] = []  # (step, src, handle, buffer)
+        self.sends: list[tuple[Any, Any]] = []  # (handle, buffer) kept alive until completed
+        self.sent = torch.zeros(numel, dtype=dtype, device=self.device)
+        self.consumed = torch.zeros(numel, dtype=dtype, device=self.device)
+        self.link_delay = {(int(a), int(b)): float(t) for (a, b), t in (link_delay or {}).items()}
+        self._held: list[tuple[float, int, int, Any]] = []  # (release time, dst, step, buffer)
 
-    def neighbours(self, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """``(out, in)``: the ranks this rank sends to and receives from at step k."""
+    # ranks: node i of the topology is rank i of the group
+    def _peer(self, i: int) -> int:
+        return i if self.group is None else self.dist.get_global_rank(self.group, i)
+
+    def neighbours(self, k: int) -> tuple[list[int], list[int]]:
+        """``(out, in)``: the ranks this rank sends to and receives from at step k (sorted)."""
         e = self.topo.edges(k)
-        out = e[e[:, 0] == self.rank, 1]
-        inn = e[e[:, 1] == self.rank, 0]
+        out = sorted(e[e[:, 0] == self.rank, 1].tolist())
+        inn = sorted(e[e[:, 1] == self.rank, 0].tolist())
         return out, inn
 
-    def send_and_keep(self, k: int, y: np.ndarray, w: float) -> tuple[np.ndarray, float]:
-        """Send shares of (y, w) for step k; return the kept self share."""
-        import torch.distributed as dist
+    def _handle(self, work):
+        return self.pool.submit(work.wait) if self.gloo else work
 
+    @staticmethod
+    def _done(h) -> bool:
+        return h.done() if hasattr(h, "done") else h.is_completed()
+
+    def _finish(self, h) -> None:
+        if hasattr(h, "result"):
+            h.result()
+        else:
+            h.wait()
+
+    def exchange(self, k: int, state: Any) -> None:
+        """Step k's gossip, in place on ``state`` (numerator and weight, one tensor):
+        keep the self share, send the shares to this step's out-neighbours, and
+        post the receives of step k (folded in later by :meth:`fold`)."""
+        torch, dist = self.torch, self.dist
         out, inn = self.neighbours(k)
-        share = 1.0 / (len(out) + 1.0)
-        # post the receives of step k first (tags identify the step)
-        for src in sorted(inn.tolist()):
-            buf = self.torch.empty(self.d + 1, dtype=self.torch.float64)
-            self.pending.append((k, src, self.pool.submit(dist.irecv(buf, src=src, tag=k).wait), buf))
-        msg = np.empty(self.d + 1)
-        msg[: self.d] = share * y
-        msg[self.d] = share * w
-        for dst in out.tolist():
-            buf = self.torch.from_numpy(msg.copy())
-            if (self.rank, dst) in self.slow_links and self.link_delay > 0:
-                self._delayed.append((time.perf_counter() + self.link_delay, dst, k, buf))
+        for src in inn:  # post the receives of step k first (the tag identifies the step)
+            buf = torch.empty(self.numel, dtype=self.dtype, device=self.comm_device)
+            work = dist.irecv(buf, src=self._peer(src), group=self.group, tag=k)
+            self.pending.append((k, src, self._handle(work), buf))
+        state.mul_(1.0 / (len(out) + 1.0))  # the share of every receiver, this rank's included
+        for dst in out:
+            buf = state.to(self.comm_device, copy=True)
+            wait = self.link_delay.get((self.rank, dst), 0.0)
+            if wait > 0:
+                self._held.append((time.perf_counter() + wait, dst, k, buf))
             else:
-                self.sends.append((self.pool.submit(dist.isend(buf, dst=dst, tag=k).wait), buf))
-            self.sent += msg
-        self._flush_delayed()
-        return share * y, share * w
+                self.sends.append((self._handle(dist.isend(buf, dst=self._peer(dst), group=self.group, tag=k)), buf))
+            self.sent += state
+        self._release()
 
-    def _flush_delayed(self, force=False):
-        import torch.distributed as dist
-
+    def _release(self, force: bool = False) -> None:
+        """Send the held-back messages that are due (all of them when ``force``); reap finished sends."""
         now = time.perf_counter()
         keep = []
-        for t, dst, k, buf in self._delayed:
+        for t, dst, k, buf in self._held:
             if force or t <= now:
                 if t > now:
                     time.sleep(t - now)
                     now = time.perf_counter()
-                self.sends.append((self.pool.submit(dist.isend(buf, dst=dst, tag=k).wait), buf))
+                work = self.dist.isend(buf, dst=self._peer(dst), group=self.group, tag=k)
+                self.sends.append((self._handle(work), buf))
             else:
                 keep.append((t, dst, k, buf))
-        self._delayed = keep
-        done = [f for f, _ in self.sends if f.done()]
-        for f in done:
-            f.result()  # re-raise a failed send here
-        self.sends = [(f, b) for f, b in self.sends if not f.done()]
-
-    def receive(self, k: int, x: np.ndarray, w: float, timeout: float) -> tuple[np.ndarray, float]:
-        """Fold in arrived messages; block for those sent at steps <= k - tau."""
-        self._flush_delayed()
-        deadline = time.perf_counter() + timeout
-        must = [p for p in self.pending if p[0] <= k - self.tau]
-        rest = []
-        for p in self.pending:
-            if p[0] <= k - self.tau:
-                continue
-            rest.append(p)
-        # forced: wait (in sender order within a step, for reproducible sums)
-        for s, src, fut, buf in sorted(must, key=lambda p: (p[0], p[1])):
-            while not fut.done():
-                self._flush_delayed()
-                if time.perf_counter() > deadline:
-                    raise DistributedError(
-                        f"rank {self.rank}: message from rank {src} of iteration {s} not received within "
-                        f"{timeout:g} s (peer dead or too slow)"
-                    )
-                time.sleep(0.0001)
-            self._result(fut, s, src)
-            x, w = self._fold(x, w, buf)
-        remaining = []
-        for s, src, fut, buf in sorted(rest, key=lambda p: (p[0], p[1])):
-            if fut.done():
-                self._result(fut, s, src)
-                x, w = self._fold(x, w, buf)
+        self._held = keep
+        alive = []
+        for h, b in self.sends:
+            if self._done(h):
+                try:
+                    self._finish(h)
+                except Exception as exc:
+                    raise DistributedError(f"rank {self.rank}: a send failed: {exc}") from None
             else:
-                remaining.append((s, src, fut, buf))
-        self.pending = remaining
-        return x, w
+                alive.append((h, b))
+        self.sends = alive
 
-    def _result(self, fut, s, src):
-        try:
-            fut.result()
-        except Exception as exc:
-            raise DistributedError(
-                f"rank {self.rank}: receiving the message of iteration {s} from rank {src} failed: {exc}"
-            ) from None
-
-    def _fold(self, x, w, buf):
-        m = buf.numpy()
-        self.consumed += m
-        return x + m[: self.d], w + m[self.d]
-
-    def drain(self, x: np.ndarray, w: float, timeout: float) -> tuple[np.ndarray, float]:
-        """Send what is held back, fold in every message still in flight, wait for the sends; stop the pool."""
-        self._flush_delayed(force=True)
-        x, w = self.receive(10**12, x, w, timeout)
+    def fold(self, k: int, state: Any, timeout: float, upto: int | None = None) -> None:
+        """Fold arrived messages into ``state`` at the end of step k, in (step, sender)
+        order; block for those of steps <= ``k - tau`` ("asap"), or fold exactly the
+        messages of step ``k - tau`` ("fixed"). ``upto`` forces every message of the
+        steps <= upto (a flush). Raises :class:`DistributedError` naming the rank
+        whose message is overdue or failed."""
+        self._release()
+        last = k - self.tau if upto is None else upto
         deadline = time.perf_counter() + timeout
-        for fut, _ in self.sends:
-            while not fut.done():
+        keep = []
+        for s, src, h, buf in sorted(self.pending, key=lambda p: (p[0], p[1])):
+            if s <= last:
+                while not self._done(h):
+                    self._release()
+                    if time.perf_counter() > deadline:
+                        raise DistributedError(
+                            f"rank {self.rank}: message from rank {src} of iteration {s} not received within "
+                            f"{timeout:g} s (rank {src} dead or too slow)"
+                        )
+                    time.sleep(0.0001)
+            elif not (upto is None and self.delay == "asap" and self._done(h)):
+                keep.append((s, src, h, buf))
+                continue
+            try:
+                self._finish(h)
+            except Exception as exc:
+                raise DistributedError(
+                    f"rank {self.rank}: receiving the message of iteration {s} from rank {src} failed "
+                    f"(rank {src} dead?): {exc}"
+                ) from None
+            m = buf if buf.device == state.device else buf.to(state.device)
+            state += m
+            self.consumed += m
+        self.pending = keep
+
+    def flush(self, k: int, state: Any, timeout: float) -> None:
+        """Send every held-back message and fold in every message of the steps < k
+        (nothing is left in flight to this rank); wait for this rank's sends."""
+        self._release(force=True)
+        self.fold(k, state, timeout, upto=k - 1)
+        deadline = time.perf_counter() + timeout
+        for h, _ in self.sends:
+            while not self._done(h):
                 if time.perf_counter() > deadline:
                     raise DistributedError(f"rank {self.rank}: a send was not completed within {timeout:g} s")
                 time.sleep(0.0001)
-            fut.result()
+            self._finish(h)
         self.sends = []
-        self.pool.shutdown(wait=False)
-        return x, w
+
+    def close(self) -> None:
+        """Stop the waiting threads (after a :meth:`flush`)."""
+        if self.pool is not None:
+            self.pool.shutdown(wait=False)
 
 
 def init_gloo(rank: int, world: int, port: int | None, timeout: float) -> ModuleType:
