@@ -312,3 +312,40 @@ def test_legend_below_clears_a_tall_x_label_after_layout(tmp_path):
     fig2.canvas.draw()
     r2 = fig2.canvas.get_renderer()
     assert old.get_window_extent(r2).y1 > ax2.xaxis.get_tightbbox(r2).y0
+
+
+def test_straggler_figure_draws_the_target_and_each_time_to_target(tmp_path, monkeypatch):
+    """stragglers.png: one curve of ||grad f(xbar(t))||^2 per algorithm, the target line at the
+    study's target, and a marker at each reached time to target (none for one never reached)."""
+    import matplotlib.figure
+
+    from sgpverify.cli import commands
+
+    t = np.linspace(0.0, 3.0, 31)
+    res = {
+        "target": 0.05,
+        "rows": [
+            {"algorithm": "allreduce", "time_to_target": None},
+            {"algorithm": "sgp", "time_to_target": 1.2},
+        ],
+        "grad_curves": {
+            "allreduce": (t.tolist(), (1.0 + 0 * t).tolist()),
+            "sgp": (t.tolist(), np.exp(-3 * t).tolist()),
+        },
+    }
+    seen = {}
+    real_save = matplotlib.figure.Figure.savefig
+
+    def keep(fig, *args, **kwargs):
+        seen["fig"] = fig
+        return real_save(fig, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", keep)
+    path = commands._straggler_figure(res, tmp_path)
+    assert path.is_file()
+    [ax] = seen["fig"].axes
+    labels = [h.get_label() for h in ax.get_legend().legend_handles]
+    assert labels == ["allreduce (not reached)", "sgp (1.20 s to target)", "target 0.05"]
+    horizontal = [ln for ln in ax.lines if list(ln.get_ydata()) == [0.05, 0.05]]
+    vertical = [ln for ln in ax.lines if list(ln.get_xdata()) == [1.2, 1.2]]
+    assert len(horizontal) == 1 and len(vertical) == 1

@@ -119,7 +119,8 @@ def straggler_study(
     links (delay per message on the links out of rank 1).
 
     Returns ``{"rows": [{"algorithm", "time_to_target", "iters_per_second", "final_value", ...}],
-    "curves": {algorithm: (times, values)}, "target": ...}``. The target is
+    "curves": {algorithm: (times, values)}, "grad_curves": {algorithm: (times, ||grad f(xbar)||^2)},
+    "target": ...}``. The target is
     ``target_ratio * ||grad f(x0)||^2``; ``time_to_target`` is the first wall time at
     which ``||grad f(xbar(t))||^2 <= target``, with ``xbar(t)`` the average of every
     node's latest numerator plus the mass in flight (None if never reached).
@@ -128,7 +129,7 @@ def straggler_study(
     x0 = np.full(dim, 1.0)
     target = target_ratio * float(np.sum(prob.full_grad(x0) ** 2))
     slow_links = tuple((1, j) for j in range(nproc) if j != 1)
-    rows, curves = [], {}
+    rows, curves, grad_curves = [], {}, {}
     for alg in ("allreduce", "dpsgd", "sgp", "osgp"):
         cfg = RunConfig(
             nproc=nproc,
@@ -167,9 +168,11 @@ def straggler_study(
             }
         )
         curves[alg] = (times.tolist(), vals.tolist())
+        grad_curves[alg] = (times.tolist(), g2.tolist())
     return {
         "rows": rows,
         "curves": curves,
+        "grad_curves": grad_curves,
         "target": target,
         "setup": {
             "nproc": nproc,
