@@ -183,14 +183,49 @@ def growth(quick=False):
     return rows
 
 
+class DenseMatrices:
+    """Step k's dense (augmented) push matrix, built when the loop asks for it, inside its clock:
+    the topology's edges, the push weights ``1 / (outdeg + 1)``, the delays of the delay model (as
+    the engine draws them) and the ``n (tau + 1)`` augmented matrix of
+    :func:`sgpverify.mixing.augment`, by numpy fancy indexing. A periodic schedule without random
+    delays keeps its period's matrices (as the engine's mixer does)."""
+
+    def __init__(self, topo, tau, delay, seed=0):
+        self.topo, self.tau, self.n = topo, tau, topo.n
+        self.model = sv.mixing.delay_model(delay, tau, seed) if tau else None
+        n, N = self.n, self.n * (tau + 1)
+        self.blank = np.zeros((N, N))
+        self.blank[np.arange(N - n), np.arange(n, N)] = 1.0  # the buffer chain
+        self.idx = np.arange(n)
+        self.period = topo.period if self.model is None or not self.model.random else None
+        self.cache = {}
+
+    def __call__(self, k):
+        key = k % self.period if self.period is not None else None
+        M = self.cache.get(key) if key is not None else None
+        if M is not None:
+            return M
+        n = self.n
+        e = self.topo.edges(k)
+        src, dst = e[:, 0], e[:, 1]
+        diag = 1.0 / (np.bincount(src, minlength=n) + 1.0)
+        M = self.blank.copy()
+        M[self.idx, self.idx] = diag
+        rows = dst if self.model is None else self.model.edge_delays(k, src, dst) * n + dst
+        M[rows, src] = diag[src]
+        if key is not None:
+            self.cache[key] = M
+        return M
+
+
 def reference_loop(prob, mats, n_real, gamma, K, R, seed=0, metrics=True, stacked=False):
-    """The plain dense SGP loop of item 1: replicas first, dense (augmented)
-    matrices given in ``mats`` (one per step, cycled), metrics every step.
-    ``stacked``: the gradients of all replicas in one ``grad_replicas`` call
-    (as the engine makes it for the built-in problems), else one ``grad`` call
-    per replica."""
+    """The plain dense SGP loop of item 1: replicas first, the dense (augmented) matrix of step
+    k from ``mats(k)`` (a :class:`DenseMatrices`, fresh for each run, so that the matrices are
+    built inside the clock), metrics every step. ``stacked``: the gradients of all replicas in
+    one ``grad_replicas`` call (as the engine makes it for the built-in problems), else one
+    ``grad`` call per replica."""
     n, d = n_real, prob.dim
-    N = mats[0].shape[0]
+    N = mats(0).shape[0]
     X = np.zeros((R, N, d))
     w = np.zeros((R, N, 1))
     w[:, :n] = 1.0
@@ -200,8 +235,8 @@ def reference_loop(prob, mats, n_real, gamma, K, R, seed=0, metrics=True, stacke
     gn = np.empty((K, R))
     cons = np.empty((K, R))
     for k in range(K):
-        P = mats[k % len(mats)]
-        Z = X[:, :n] / w[:, :n]
+        P = mats(k)
+        Z = X[:, :n] * (1.0 / w[:, :n])
         if stacked:
             G[:, :n] = prob.grad_replicas(Z, rngs, Gt)
         else:
@@ -229,15 +264,21 @@ def suite_sizes(quick=False):
     ]
     for label, topo, tau, delay in cases:
         S = sv.mixing.mixing_schedule(topo, tau=tau, delay=delay, seed=0)
-        steps = S.period if S.period is not None else K
-        mats = [S.matrix(k).toarray() for k in range(steps)]  # built before the clock
+        check = DenseMatrices(topo, tau, delay)
+        for k in (0, 1, 63, 64, 100):  # the loop's matrices are the library's
+            if not np.array_equal(check(k), S.matrix(k).toarray()):
+                raise AssertionError(f"DenseMatrices({label}) differs from mixing_schedule at step {k}")
+
+        def mats(topo=topo, tau=tau, delay=delay):
+            return DenseMatrices(topo, tau, delay)
+
         for R in (8, 64):
             kw = dict(step_size=0.05, n_iter=K, replicas=R, tau=tau, delay=delay, seed=0)
             runs = {
-                "reference": lambda: reference_loop(prob, mats, n, 0.05, K, R),
-                "reference_no_metrics": lambda: reference_loop(prob, mats, n, 0.05, K, R, metrics=False),
+                "reference": lambda: reference_loop(prob, mats(), n, 0.05, K, R),
+                "reference_no_metrics": lambda: reference_loop(prob, mats(), n, 0.05, K, R, metrics=False),
                 # the loop with the engine's one gradient call per step: the machinery alone compared
-                "reference_stacked": lambda: reference_loop(prob, mats, n, 0.05, K, R, stacked=True),
+                "reference_stacked": lambda: reference_loop(prob, mats(), n, 0.05, K, R, stacked=True),
                 "engine": lambda: sv.simulate(prob, topo, record_every=1, **kw),
                 "engine_record_at_end": lambda: sv.simulate(prob, topo, record_every=K, **kw),
                 # the reference tracks no mass: the engine without it does its work exactly

@@ -18,7 +18,7 @@ import scipy.sparse as sp
 
 from ..errors import MixingAssumptionError
 from ..graphs import Topology, is_strongly_connected, normalize_edges
-from ..mixing import DelayModel, FixedDelay, LinkDelay, MixingSchedule
+from ..mixing import DelayModel, FixedDelay, LinkDelay, MixingSchedule, RandomDelay
 from .kernels import Edges
 
 try:  # in-place Y += A @ X for CSR / CSC A (no temporary): scipy's own kernels
@@ -153,7 +153,12 @@ class Mixer:
             src, dst, vals = C.col[off].astype(np.int64), C.row[off].astype(np.int64), C.data[off]
             diag = np.ascontiguousarray(P.diagonal(), dtype=float)
         # delays are drawn for every message sent, lost ones included
-        d = self.model.edge_delays(k, src, dst) if self.tau else None
+        if not self.tau:
+            d = None
+        elif by_sender and type(self.model) is RandomDelay:  # a topology's edges are in canonical order
+            d = self.model.sorted_edge_delays(k, src.size)
+        else:
+            d = self.model.edge_delays(k, src, dst)
         if keep is not None:  # lost messages never arrive
             src, dst, vals = src[keep], dst[keep], vals[keep]
             d = d[keep] if d is not None else None
