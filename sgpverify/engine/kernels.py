@@ -15,7 +15,8 @@ and :mod:`sgpverify.engine.mixers`: ``_track`` or ``_node_sum``, ``axpy``,
     out_i += p_ij * y_j  for each message j -> i   # senders ascending, then edge order
     msum = g_0 + g_1 + ... + g_{n-1}               # node by node (numpy's axis-0 sum)
     w'_i = diag_i * w_i;  w'_i += p_ij * w_j       # the weights, in the same order
-    z_i = out_i / w'_i                             # the next step's de-biased point
+    z_i = out_i * (1 / w'_i)                       # the next step's de-biased point: one
+                                                   # reciprocal per weight (engine.step.debias)
 
 Two orders of work give these same bits:
 
@@ -170,7 +171,7 @@ def _by_receiver_py(n, src, dst, vals, ptr, src_s, val_s):
 
 def _recv_py(X, G, a, diag, ptr, src, val, out, msum, Z, w, d):
     """By receiver: out_i = diag_i y_i + sum_j p_ij y_j (storage order of row i);
-    msum (m,) or empty; Z (n, m) or empty: out / w per replica segment of d."""
+    msum (m,) or empty; Z (n, m) or empty: out * (1 / w) per replica segment of d."""
     n, m = X.shape
     track = msum.shape[0] > 0
     debias = Z.shape[0] > 0
@@ -191,9 +192,9 @@ def _recv_py(X, G, a, diag, ptr, src, val, out, msum, Z, w, d):
                 out[i, c] = o
             if debias:
                 for r in range(m // d):  # replica segments: no integer division per entry
-                    wr = w[i, r]
+                    rw = 1.0 / w[i, r]
                     for c in range(r * d, (r + 1) * d):
-                        Z[i, c] = out[i, c] / wr
+                        Z[i, c] = out[i, c] * rw
         return
     R = m // d if debias else 1  # with de-biasing: one weight per replica segment of d entries
     seg = d if debias else m
@@ -202,7 +203,7 @@ def _recv_py(X, G, a, diag, ptr, src, val, out, msum, Z, w, d):
         e0 = ptr[i]
         e1 = ptr[i + 1]
         for r in range(R):
-            wr = w[i, r] if debias else 1.0
+            rw = 1.0 / w[i, r] if debias else 1.0  # the reciprocal once per weight
             # by blocks of a segment: a block's arrays stay in L1 between the loops;
             # each loop runs over slices from 0 (vectorised by LLVM)
             for b0 in range(r * seg, (r + 1) * seg, _BLOCK):
@@ -239,12 +240,12 @@ def _recv_py(X, G, a, diag, ptr, src, val, out, msum, Z, w, d):
                 if debias:  # the next step's de-biased point, while the block is in L1
                     zb = Z[i, b0:b1]
                     for c in range(nb):
-                        zb[c] = ob[c] / wr
+                        zb[c] = ob[c] * rw
 
 
 def _send_py(X, G, a, diag, src, dst, vals, out, msum, Z, w, d):
     """By sender: self shares in one pass, then the messages in edge order
-    (edges sorted by sender), then Z = out / w (when Z is not empty)."""
+    (edges sorted by sender), then Z = out * (1 / w) (when Z is not empty)."""
     n, m = X.shape
     track = msum.shape[0] > 0
     for i in range(n):
@@ -266,9 +267,9 @@ def _send_py(X, G, a, diag, src, dst, vals, out, msum, Z, w, d):
     if Z.shape[0] > 0:
         for i in range(n):
             for r in range(m // d):  # replica segments: no integer division per entry
-                wr = w[i, r]
+                rw = 1.0 / w[i, r]
                 for c in range(r * d, (r + 1) * d):
-                    Z[i, c] = out[i, c] / wr
+                    Z[i, c] = out[i, c] * rw
 
 
 def _weights_edges_py(w, diag, src, dst, vals, out):
@@ -482,7 +483,7 @@ class Step:
         vals) by receiver in storage order (used when ``edges`` is None);
         ``rows``: the edges already grouped by receiver (a cached step).
         ``msum`` (m,) receives the node-by-node sum of G2; ``Z2`` receives
-        ``out2 / w`` with the new weights ``w`` (n, R), m = R d."""
+        ``out2 * (1 / w)`` with the new weights ``w`` (n, R), m = R d."""
         n, m = X2.shape
         ms = _E1 if msum is None else msum
         Zs, ws = (_E2, _E2) if Z2 is None else (Z2, w)
