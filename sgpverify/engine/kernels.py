@@ -82,6 +82,23 @@ SHORT = 16
 #: rows (ptr, idx, vals).
 Edges = tuple[np.ndarray, np.ndarray, np.ndarray]
 
+_LENGTHS = {}
+
+
+def _length(m: int) -> tuple[int, ...]:
+    """A tuple of m zeros for a row of m <= :data:`SHORT` entries (else the empty tuple).
+
+    Its length is part of the tuple's numba type, so a kernel compiled for it
+    (one compilation per length, cached on disk) loops ``range(len(T))`` with a
+    constant trip count that LLVM unrolls: the random-access loops over a short
+    row (by sender, the weights, the delayed step) ran about twice as fast
+    (n = 10^6, d = 4) as with the trip count read at run time. The same
+    operations in the same order: the same bits."""
+    t = _LENGTHS.get(m)
+    if t is None:
+        t = _LENGTHS[m] = (0,) * m if m <= SHORT else ()
+    return t
+
 
 def available() -> bool:
     """Whether numba is installed (the ``fast`` extra)."""
@@ -169,13 +186,16 @@ def _by_receiver_py(n, src, dst, vals, ptr, src_s, val_s):
     ptr[0] = 0
 
 
-def _recv_py(X, G, a, diag, ptr, src, val, out, msum, Z, w, d):
+def _recv_py(X, G, a, diag, ptr, src, val, out, msum, Z, w, d, T):
     """By receiver: out_i = diag_i y_i + sum_j p_ij y_j (storage order of row i);
-    msum (m,) or empty; Z (n, m) or empty: out * (1 / w) per replica segment of d."""
+    msum (m,) or empty; Z (n, m) or empty: out * (1 / w) per replica segment of d;
+    T: :func:`_length` of m (short rows: a constant row length)."""
     n, m = X.shape
     track = msum.shape[0] > 0
     debias = Z.shape[0] > 0
     if m <= SHORT:  # short rows: direct indexing, no slices
+        if len(T) > 0:
+            m = len(T)  # a compile-time constant
         for i in range(n):
             di = diag[i]
             for c in range(m):
@@ -243,10 +263,13 @@ def _recv_py(X, G, a, diag, ptr, src, val, out, msum, Z, w, d):
                         zb[c] = ob[c] * rw
 
 
-def _send_py(X, G, a, diag, src, dst, vals, out, msum, Z, w, d):
+def _send_py(X, G, a, diag, src, dst, vals, out, msum, Z, w, d, T):
     """By sender: self shares in one pass, then the messages in edge order
-    (edges sorted by sender), then Z = out * (1 / w) (when Z is not empty)."""
+    (edges sorted by sender), then Z = out * (1 / w) (when Z is not empty);
+    T: :func:`_length` of m."""
     n, m = X.shape
+    if len(T) > 0:
+        m = len(T)  # a compile-time constant
     track = msum.shape[0] > 0
     for i in range(n):
         di = diag[i]
@@ -272,9 +295,12 @@ def _send_py(X, G, a, diag, src, dst, vals, out, msum, Z, w, d):
                     Z[i, c] = out[i, c] * rw
 
 
-def _weights_edges_py(w, diag, src, dst, vals, out):
-    """w' = diag * w, then w'[dst] += p w[src] in edge order (scipy's csc order)."""
+def _weights_edges_py(w, diag, src, dst, vals, out, T):
+    """w' = diag * w, then w'[dst] += p w[src] in edge order (scipy's csc order);
+    T: :func:`_length` of R."""
     n, R = w.shape
+    if len(T) > 0:
+        R = len(T)  # a compile-time constant
     for i in range(n):
         di = diag[i]
         for r in range(R):
@@ -287,9 +313,12 @@ def _weights_edges_py(w, diag, src, dst, vals, out):
             out[i, r] += p * w[j, r]
 
 
-def _weights_rows_py(w, diag, ptr, idx, vals, out):
-    """w' = diag * w, then each row's entries in storage order (scipy's csr order)."""
+def _weights_rows_py(w, diag, ptr, idx, vals, out, T):
+    """w' = diag * w, then each row's entries in storage order (scipy's csr order);
+    T: :func:`_length` of R."""
     n, R = w.shape
+    if len(T) > 0:
+        R = len(T)  # a compile-time constant
     for i in range(n):
         di = diag[i]
         for r in range(R):
@@ -299,13 +328,18 @@ def _weights_rows_py(w, diag, ptr, idx, vals, out):
             out[i, r] = o
 
 
-def _delayed_py(X, G, a, diag, src, dst, vals, dl, slots, s0, w, slots_w):
+def _delayed_py(X, G, a, diag, src, dst, vals, dl, slots, s0, w, slots_w, T, TR):
     """tau-OSGP: slot s0 (arrivals at k+1) += diag * y and diag * w; then each
     message, in edge order (sorted by sender), into the slot of its arrival
     (s0 + delay) mod S. The order of gossip's parts: per slot and receiver,
-    the self share first, then the senders ascending."""
+    the self share first, then the senders ascending. T, TR: :func:`_length`
+    of m and of R."""
     n, m = X.shape
     R = w.shape[1]
+    if len(T) > 0:
+        m = len(T)  # compile-time constants
+    if len(TR) > 0:
+        R = len(TR)
     S = len(slots)
     T0 = slots[s0]
     W0 = slots_w[s0]
@@ -345,7 +379,8 @@ def delayed_step(
     """One tau-OSGP gossip of ``X2 + a G2`` and ``w`` into the inbox ``slots``
     (a tuple of (n, m) arrays) and ``slots_w`` ((n, R) arrays), bit-equal to
     the engine's ``axpy`` + ``gossip``; the caller rotates the slots."""
-    _k("_delayed")(X2, G2, float(a), diag, src, dst, vals, delays, slots, int(s0), w, slots_w)
+    T, TR = _length(X2.shape[1]), _length(w.shape[1])
+    _k("_delayed")(X2, G2, float(a), diag, src, dst, vals, delays, slots, int(s0), w, slots_w, T, TR)
 
 
 def _user_cache_root() -> str | None:
@@ -489,18 +524,18 @@ class Step:
         Zs, ws = (_E2, _E2) if Z2 is None else (Z2, w)
         if self.sends(edges, m):
             src, dst, vals = edges
-            _k("_send")(X2, G2, a, diag, src, dst, vals, out2, ms, Zs, ws, d)
+            _k("_send")(X2, G2, a, diag, src, dst, vals, out2, ms, Zs, ws, d, _length(m))
             return
         if edges is not None:
             ptr, src, val = rows if rows is not None else self.rows(n, edges)
         else:
             ptr, src, val = csr
-        _k("_recv")(X2, G2, a, diag, ptr, src, val, out2, ms, Zs, ws, d)
+        _k("_recv")(X2, G2, a, diag, ptr, src, val, out2, ms, Zs, ws, d, _length(m))
 
     @staticmethod
     def weights(w: np.ndarray, diag: np.ndarray, edges: Edges | None, csr: Edges | None, out: np.ndarray) -> None:
         """``out = P w`` (the numpy path's ``gossip_weights`` arithmetic)."""
         if edges is not None:
-            _k("_weights_edges")(w, diag, edges[0], edges[1], edges[2], out)
+            _k("_weights_edges")(w, diag, edges[0], edges[1], edges[2], out, _length(w.shape[1]))
         else:
-            _k("_weights_rows")(w, diag, csr[0], csr[1], csr[2], out)
+            _k("_weights_rows")(w, diag, csr[0], csr[1], csr[2], out, _length(w.shape[1]))
