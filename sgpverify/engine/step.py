@@ -349,7 +349,7 @@ def _step_small(st, G, a, split):
 
 class _Fused:
     """The SGP step without delays through :mod:`sgpverify.engine.kernels`:
-    ``_track`` + ``axpy`` + ``gossip`` (+ the next step's de-biasing divide)
+    ``_track`` + ``axpy`` + ``gossip`` (+ the next step's de-biasing, :func:`debias`)
     in fewer passes over memory, bit-equal to them; the weights go through
     ``gossip_weights`` with the compiled weight kernel.
     The node sum of the steps for the mass tracking is fused when the numpy
