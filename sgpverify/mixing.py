@@ -294,16 +294,14 @@ class RandomDelay(DelayModel):
     """Each message delayed uniformly at random in ``0..tau`` (seeded, random access by step).
 
     The delays of :attr:`BLOCK` consecutive steps come from one stream, as
-    :func:`sgpverify.graphs.random_peer` draws its offsets: block
-    ``b = k // BLOCK`` draws ``rng_for(seed, "delay", b).integers(0, tau + 1,
-    size=(cap, BLOCK))`` (``uint8`` while ``tau < 256``, else ``int64``), and the
-    j-th message of step ``k`` (in the canonical (sender, receiver) order) gets
-    entry ``[j, k % BLOCK]``. ``cap`` is the largest number of messages of a step
-    asked for so far in the block; the draw is a prefix of the same stream
-    whatever ``cap`` is (numpy draws its integers one after the other), so a
-    step's delays do not depend on which steps were asked for before. One
-    generator per block instead of one per step: a ``SeedSequence`` costs about
-    as much as a whole small SGP step.
+    :func:`sgpverify.graphs.random_peer` draws its offsets: block ``b = k // BLOCK``
+    draws ``rng_for(seed, "delay", b).integers(0, tau + 1, size=(cap, BLOCK))``
+    (``uint8`` while ``tau < 256``, else ``int64``); the j-th message of step k (in
+    canonical (sender, receiver) order) gets entry ``[j, k % BLOCK]``. ``cap``, the
+    most messages of a step asked for so far in the block, only lengthens the same
+    stream (numpy draws its integers one after the other): a step's delays never
+    depend on the order of the queries. A ``SeedSequence`` per step cost about as
+    much as a whole small SGP step.
     """
 
     random = True
@@ -322,8 +320,7 @@ class RandomDelay(DelayModel):
         b, r = divmod(k, self.BLOCK)
         blk, D = self._block
         if blk != b or D.shape[1] < m:
-            # growing the block keeps its earlier entries (the same stream, longer); by a quarter
-            # at least, so that steps whose message counts vary do not redraw it each time
+            # a longer prefix of the same stream; by a quarter at least (counts that vary)
             cap = m if blk != b else max(m, D.shape[1] + D.shape[1] // 4)
             draw = rng_for(self.seed, "delay", b).integers(0, self.tau + 1, size=(cap, self.BLOCK), dtype=self._dtype)
             D = np.ascontiguousarray(draw.T)

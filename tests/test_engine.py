@@ -972,6 +972,10 @@ def test_random_peer_receivers_are_the_edges_receivers(n):
         assert dst.dtype == np.int32
         assert np.array_equal(dst, topo.edges(k)[:, 1])
     assert graphs.random_peer(1, seed=0).peers(0).size == 0
+    # wrappers send other messages (lost, failed, delayed stragglers): never the shortcut
+    for wrapped in (graphs.with_message_loss(topo, 0.1, seed=0), graphs.with_link_failures(topo, 0.1, seed=0)):
+        assert not wrapped.one_peer
+        assert sv.engine.mixers.Mixer(mixing.mixing_schedule(wrapped), 0, None, topology=wrapped)._one_peer is None
     with pytest.raises(ValueError, match="k must be an integer >= 0, got -1"):
         topo.peers(-1)
 

@@ -18,7 +18,6 @@ import scipy.sparse as sp
 
 from ..errors import MixingAssumptionError
 from ..graphs import Topology, is_strongly_connected, normalize_edges
-from ..graphs.random_graphs import _RandomPeer
 from ..mixing import DelayModel, FixedDelay, LinkDelay, MixingSchedule, RandomDelay
 from .kernels import Edges
 
@@ -131,7 +130,7 @@ class Mixer:
         # random peer: one message per node, so every push weight is 1/2 and the senders are 0..n-1;
         # its receivers come without the edge array (the same values as from edges(k))
         self._one_peer = None
-        if isinstance(topology, _RandomPeer) and topology.n > 1:
+        if topology is not None and topology.one_peer and topology.n > 1:
             n = topology.n
             half = np.full(n, 0.5)  # 1 / (out-degree 1 + 1), exactly
             half.setflags(write=False)

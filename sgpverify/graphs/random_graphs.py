@@ -69,6 +69,7 @@ def erdos_renyi(n: int, p: float, seed: int | np.random.SeedSequence | None = No
 @canonical
 class _RandomPeer(_RandomTopology):
     domain = "random-peer"
+    one_peer = True
     #: steps drawn together from one stream (random access by block, cached)
     BLOCK = 64
 
