@@ -20,14 +20,25 @@ not the seconds):
    ``X = P @ Y``, ``w = P @ w``, ``||grad f(xbar)||^2`` and the consensus),
    interleaved in one run, best of several, CPU time of this process. The
    reference keeps the replicas in the leading axis (each replica's gradient
-   sees a contiguous array) and has its dense matrices built before the clock
-   starts. Target: ratio engine / reference <= 1.
+   sees a contiguous array) and builds each step's dense (augmented) matrix
+   inside its clock, from the topology's edges and the delay model's draws
+   (:class:`DenseMatrices`: the engine does the same work; a periodic
+   schedule without random delays keeps its period's matrices, as the
+   engine does). Target: ratio engine / reference <= 1.
 5. **large n** (item 3; n = 10^6, d = 4): time per iteration in full-array
    copies (as in 2.), exponential (after its period of cached matrices is
-   built, and over the whole run) and random peer; with ``--mixing``, the
-   peak memory (RSS) of ``check_mixing`` at that size in a subprocess.
+   built, and over the whole run; target <= 10 copies) and random peer
+   against a floor measured in the same run (:func:`random_peer_floor`: a
+   bare numpy step of the irreducible work, the fastest of three ways;
+   target engine / floor <= 1.3); with ``--mixing``, the peak memory (RSS)
+   of ``check_mixing`` at that size in a subprocess (target <= 2 GB).
 
-Usage: ``python benchmarks/bench_engine.py [--quick] [--json] [--mixing]``.
+Parts 2, 4 and 5 are run ``--runs`` times (default 3), one after the other;
+the summary gives each target's median and its smallest and largest value
+over the runs, and whether it held in every run. The machine's cores, load
+average (start and end) and versions are printed with it.
+
+Usage: ``python benchmarks/bench_engine.py [--quick] [--runs N] [--json] [--mixing] [--only PART]``.
 """
 
 from __future__ import annotations
@@ -183,14 +194,49 @@ def growth(quick=False):
     return rows
 
 
+class DenseMatrices:
+    """Step k's dense (augmented) push matrix, built when the loop asks for it, inside its clock:
+    the topology's edges, the push weights ``1 / (outdeg + 1)``, the delays of the delay model (as
+    the engine draws them) and the ``n (tau + 1)`` augmented matrix of
+    :func:`sgpverify.mixing.augment`, by numpy fancy indexing. A periodic schedule without random
+    delays keeps its period's matrices (as the engine's mixer does)."""
+
+    def __init__(self, topo, tau, delay, seed=0):
+        self.topo, self.tau, self.n = topo, tau, topo.n
+        self.model = sv.mixing.delay_model(delay, tau, seed) if tau else None
+        n, N = self.n, self.n * (tau + 1)
+        self.blank = np.zeros((N, N))
+        self.blank[np.arange(N - n), np.arange(n, N)] = 1.0  # the buffer chain
+        self.idx = np.arange(n)
+        self.period = topo.period if self.model is None or not self.model.random else None
+        self.cache = {}
+
+    def __call__(self, k):
+        key = k % self.period if self.period is not None else None
+        M = self.cache.get(key) if key is not None else None
+        if M is not None:
+            return M
+        n = self.n
+        e = self.topo.edges(k)
+        src, dst = e[:, 0], e[:, 1]
+        diag = 1.0 / (np.bincount(src, minlength=n) + 1.0)
+        M = self.blank.copy()
+        M[self.idx, self.idx] = diag
+        rows = dst if self.model is None else self.model.edge_delays(k, src, dst) * n + dst
+        M[rows, src] = diag[src]
+        if key is not None:
+            self.cache[key] = M
+        return M
+
+
 def reference_loop(prob, mats, n_real, gamma, K, R, seed=0, metrics=True, stacked=False):
-    """The plain dense SGP loop of item 1: replicas first, dense (augmented)
-    matrices given in ``mats`` (one per step, cycled), metrics every step.
-    ``stacked``: the gradients of all replicas in one ``grad_replicas`` call
-    (as the engine makes it for the built-in problems), else one ``grad`` call
-    per replica."""
+    """The plain dense SGP loop of item 1: replicas first, the dense (augmented) matrix of step
+    k from ``mats(k)`` (a :class:`DenseMatrices`, fresh for each run, so that the matrices are
+    built inside the clock), metrics every step. ``stacked``: the gradients of all replicas in
+    one ``grad_replicas`` call (as the engine makes it for the built-in problems), else one
+    ``grad`` call per replica."""
     n, d = n_real, prob.dim
-    N = mats[0].shape[0]
+    N = mats(0).shape[0]
     X = np.zeros((R, N, d))
     w = np.zeros((R, N, 1))
     w[:, :n] = 1.0
@@ -200,8 +246,8 @@ def reference_loop(prob, mats, n_real, gamma, K, R, seed=0, metrics=True, stacke
     gn = np.empty((K, R))
     cons = np.empty((K, R))
     for k in range(K):
-        P = mats[k % len(mats)]
-        Z = X[:, :n] / w[:, :n]
+        P = mats(k)
+        Z = X[:, :n] * (1.0 / w[:, :n])
         if stacked:
             G[:, :n] = prob.grad_replicas(Z, rngs, Gt)
         else:
@@ -229,15 +275,21 @@ def suite_sizes(quick=False):
     ]
     for label, topo, tau, delay in cases:
         S = sv.mixing.mixing_schedule(topo, tau=tau, delay=delay, seed=0)
-        steps = S.period if S.period is not None else K
-        mats = [S.matrix(k).toarray() for k in range(steps)]  # built before the clock
+        check = DenseMatrices(topo, tau, delay)
+        for k in (0, 1, 63, 64, 100):  # the loop's matrices are the library's
+            if not np.array_equal(check(k), S.matrix(k).toarray()):
+                raise AssertionError(f"DenseMatrices({label}) differs from mixing_schedule at step {k}")
+
+        def mats(topo=topo, tau=tau, delay=delay):
+            return DenseMatrices(topo, tau, delay)
+
         for R in (8, 64):
             kw = dict(step_size=0.05, n_iter=K, replicas=R, tau=tau, delay=delay, seed=0)
             runs = {
-                "reference": lambda: reference_loop(prob, mats, n, 0.05, K, R),
-                "reference_no_metrics": lambda: reference_loop(prob, mats, n, 0.05, K, R, metrics=False),
+                "reference": lambda: reference_loop(prob, mats(), n, 0.05, K, R),
+                "reference_no_metrics": lambda: reference_loop(prob, mats(), n, 0.05, K, R, metrics=False),
                 # the loop with the engine's one gradient call per step: the machinery alone compared
-                "reference_stacked": lambda: reference_loop(prob, mats, n, 0.05, K, R, stacked=True),
+                "reference_stacked": lambda: reference_loop(prob, mats(), n, 0.05, K, R, stacked=True),
                 "engine": lambda: sv.simulate(prob, topo, record_every=1, **kw),
                 "engine_record_at_end": lambda: sv.simulate(prob, topo, record_every=K, **kw),
                 # the reference tracks no mass: the engine without it does its work exactly
@@ -287,8 +339,85 @@ def _copies_per_iter(prob, topo, iters, skip, A, B, rounds=2):
     return statistics.median(per_iter) / statistics.median(copy_times)
 
 
+def _floor_candidates(X, Y, dst):
+    """Bare numpy implementations of a random-peer step's irreducible work on the state X (n, d):
+    the streaming pass (read X, write Y: the self shares ``Y = X / 2``) and one scatter of the
+    rows of X to the random receivers ``dst`` (``Y[dst[j]] += X[j]``, repeated receivers
+    included). Each a function of no argument; the fastest is the floor."""
+    n, d = X.shape
+
+    def add_at_by_column():
+        np.multiply(X, 0.5, out=Y)
+        for c in range(d):  # numpy's 1-D unbuffered scatter (np.add.at on rows is ~10x slower here)
+            np.add.at(Y[:, c], dst, X[:, c])
+
+    def bincount_by_column():
+        np.multiply(X, 0.5, out=Y)
+        for c in range(d):
+            Y[:, c] += np.bincount(dst, weights=X[:, c], minlength=n)
+
+    def sort_reduceat():
+        order = np.argsort(dst, kind="stable")
+        s = dst[order]
+        starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+        sums = np.add.reduceat(X[order], starts, axis=0)
+        np.multiply(X, 0.5, out=Y)
+        Y[s[starts]] += sums
+
+    return {
+        "add.at by column": add_at_by_column,
+        "bincount by column": bincount_by_column,
+        "sort + reduceat": sort_reduceat,
+    }
+
+
+def random_peer_floor(n=10**6, d=4, iters=40, rounds=3):
+    """Item 3's random-peer target: the engine's time per iteration (FreeGradient, as in part 2)
+    over the floor (:func:`_floor_candidates`, the fastest, on the receivers of random_peer's own
+    steps), both in full-array copies. Copies, floor candidates and engine runs interleaved,
+    ``rounds`` times; other processes only ever add time, so each side keeps its least disturbed
+    measurement: the floor the fastest call of its fastest candidate, the engine the round with
+    the smallest median iteration, the copy the round with the smallest median copy."""
+    prob = FreeGradient(n, d)
+    topo = sv.graphs.random_peer(n, seed=0)
+    A = np.random.default_rng(0).random((n, d))
+    B, Y = np.empty_like(A), np.empty_like(A)
+    dsts = [np.asarray(topo.edges(k)[:, 1]) for k in range(3)]
+    copy_rounds, engine_rounds, cand = [], [], {}
+    for _ in range(rounds):
+        copy_rounds.append(statistics.median(_time(lambda: np.copyto(B, A)) for _ in range(3)))
+        for dst in dsts:
+            for name, f in _floor_candidates(A, Y, dst).items():
+                cand.setdefault(name, []).append(_time(f))
+        stamps = [time.perf_counter()]
+        sv.simulate(
+            prob,
+            topo,
+            step_size=0.1,
+            n_iter=iters,
+            record_every=10**9,
+            progress=lambda k: stamps.append(time.perf_counter()),
+        )
+        engine_rounds.append(statistics.median(np.diff(stamps)[1:]))
+    c = min(copy_rounds)
+    floors = {name: min(t) / c for name, t in cand.items()}
+    best = min(floors, key=floors.get)
+    engine = min(engine_rounds) / c
+    return {
+        "n": n,
+        "d": d,
+        "floor_copies": floors[best],
+        "floor_method": best,
+        "floor_candidates_copies": floors,
+        "engine_copies": engine,
+        "ratio": engine / floors[best],
+        "rounds": rounds,
+        "engine_round_medians_copies": [t / c for t in engine_rounds],
+    }
+
+
 def large_n(n=10**6, d=4, quick=False):
-    """Item 3: copies per iteration at large n, small d (FreeGradient)."""
+    """Item 3: copies per iteration at large n, small d (FreeGradient); random peer against its floor."""
     prob = FreeGradient(n, d)
     A = np.random.default_rng(0).random((n, d))
     B = np.empty_like(A)
@@ -298,8 +427,9 @@ def large_n(n=10**6, d=4, quick=False):
     out["exponential_period"] = P
     out["exponential_copies_after_first_period"] = _copies_per_iter(prob, topo, P + (5 if quick else 15), P + 1, A, B)
     out["exponential_copies_whole_run"] = _copies_per_iter(prob, topo, P + 5, 1, A, B, rounds=1)
-    topo = sv.graphs.random_peer(n, seed=0)
-    out["random_peer_copies"] = _copies_per_iter(prob, topo, 12 if quick else 40, 1, A, B)
+    del A, B
+    out["random_peer"] = random_peer_floor(n, d, iters=12 if quick else 20, rounds=3 if quick else 5)
+    out["random_peer_copies"] = out["random_peer"]["engine_copies"]
     return out
 
 
@@ -324,10 +454,80 @@ def mixing_memory(n=10**6, horizon=100, topology="exponential", columns=None):
     }
 
 
+#: The targets of issues 11 and 23: (key, what, limit). Each is a ratio against a reference
+#: measured in the same run (the dense loop, a full-array copy, the bare numpy floor, 2 GB).
+TARGETS = [
+    ("suite/exponential/R=8", "suite sizes, exponential, R = 8: engine / dense loop", 1.0),
+    ("suite/exponential/R=64", "suite sizes, exponential, R = 64: engine / dense loop", 1.0),
+    ("suite/random-peer/R=8", "suite sizes, random peer, tau = 2 random, R = 8: engine / dense loop", 1.0),
+    ("suite/random-peer/R=64", "suite sizes, random peer, tau = 2 random, R = 64: engine / dense loop", 1.0),
+    ("memory/random-peer", "memory-bound random peer, mass tracking: copies per iteration", 5.0),
+    ("memory/exponential", "memory-bound exponential, mass tracking: copies per iteration", 4.0),
+    ("large-n/exponential", "large n (10^6; --quick 10^5) exponential after its period: copies", 10.0),
+    ("large-n/random-peer", "large n (10^6; --quick 10^5) random peer: engine / bare numpy floor", 1.3),
+    ("mixing/exponential", "check_mixing(exponential(10^6)) peak RSS / 2 GB", 1.0),
+    ("mixing/random-peer", "check_mixing(random_peer(10^6)) peak RSS / 2 GB", 1.0),
+]
+
+
+def target_values(run):
+    """The target ratios of one run (those it measured)."""
+    out = {}
+    for r in run.get("suite_sizes", []):
+        out[f"suite/{r['topology']}/R={r['R']}"] = r["ratio"]
+    for m in run.get("memory_bound", []):
+        key = "random-peer" if m["topology"].startswith("random-peer") else "exponential"
+        out[f"memory/{key}"] = m["engine_copies_per_iter"]
+    if "large_n" in run:
+        out["large-n/exponential"] = run["large_n"]["exponential_copies_after_first_period"]
+        out["large-n/random-peer"] = run["large_n"]["random_peer"]["ratio"]
+    for m in run.get("mixing_memory", []):
+        out[f"mixing/{m['topology']}"] = m["peak_rss_mb"] / 2048
+    return out
+
+
+def summary(runs):
+    """Per target: the median, smallest and largest ratio over the runs, and whether it holds."""
+    vals = [target_values(r) for r in runs]
+    out = []
+    for key, what, limit in TARGETS:
+        xs = [v[key] for v in vals if key in v]
+        if xs:
+            out.append(
+                {
+                    "target": key,
+                    "what": what,
+                    "limit": limit,
+                    "runs": len(xs),
+                    "median": statistics.median(xs),
+                    "min": min(xs),
+                    "max": max(xs),
+                    "held_in_every_run": max(xs) <= limit,
+                    "held_by_the_median": statistics.median(xs) <= limit,
+                }
+            )
+    return out
+
+
+def conditions():
+    """The machine's state: cores, load average, versions, the kernel setting."""
+    import platform
+
+    return {
+        "cpus": os.cpu_count(),
+        "load_average": os.getloadavg(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "kernels": os.environ["SGPVERIFY_KERNELS"],
+        "time_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()),
+    }
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="smaller sizes")
+    ap.add_argument("--quick", action="store_true", help="smaller sizes (n = 10^5 for part 5), fewer repetitions")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--runs", type=int, default=3, help="runs of the target parts (suite, memory, large-n); default 3")
     ap.add_argument("--mixing", action="store_true", help="also the peak memory of check_mixing at n = 10^6 (minutes)")
     ap.add_argument(
         "--only",
@@ -336,6 +536,8 @@ def main(argv=None):
         help="run only these parts (repeatable; 'mixing' as --mixing)",
     )
     a = ap.parse_args(argv)
+    if a.runs < 1:
+        ap.error(f"--runs must be >= 1, got {a.runs}")
     want = set(a.only or ("reference", "memory", "growth", "suite", "large-n"))
     a.mixing = a.mixing or "mixing" in want
     # the path measured: the compiled step when numba is installed, for every run whatever its size
@@ -343,36 +545,70 @@ def main(argv=None):
     from sgpverify.engine import kernels
 
     os.environ.setdefault("SGPVERIFY_KERNELS", "numba" if kernels.available() else "numpy")
-    res = {"kernels": os.environ["SGPVERIFY_KERNELS"]}
+    res = {"kernels": os.environ["SGPVERIFY_KERNELS"], "conditions_start": conditions()}
     if "reference" in want:
         res["vs_reference"] = vs_reference(k_ref=2 if a.quick else 5)
-    if "memory" in want:
-        res["memory_bound"] = [
-            memory_bound(topology=t, rounds=2 if a.quick else 3) for t in ("random-peer", "exponential")
-        ]
     if "growth" in want:
         res["growth"] = growth(a.quick)
-    if "suite" in want:
-        res["suite_sizes"] = suite_sizes(a.quick)
-    if "large-n" in want:
-        res["large_n"] = large_n(10**5 if a.quick else 10**6, quick=a.quick)
+    runs = []
+    for i in range(a.runs):  # the target parts, run after run (each run interleaves its own references)
+        run = {"run": i + 1, "load_average": os.getloadavg()}
+        if "suite" in want:
+            run["suite_sizes"] = suite_sizes(a.quick)
+        if "memory" in want:
+            run["memory_bound"] = [
+                memory_bound(topology=t, rounds=2 if a.quick else 3) for t in ("random-peer", "exponential")
+            ]
+        if "large-n" in want:
+            run["large_n"] = large_n(10**5 if a.quick else 10**6, quick=a.quick)
+        runs.append(run)
+        if not a.json:
+            _print_run(run)
     if a.mixing:
         # both on check_mixing's defaults (horizon 100; at n = 10^6 the tracked columns are cut to
-        # fit assumptions.CONTRACTION_BLOCK_BYTES: 33 instead of 256)
-        res["mixing_memory"] = [mixing_memory(10**6, 100, "exponential"), mixing_memory(10**6, 100, "random-peer")]
+        # fit assumptions.CONTRACTION_BLOCK_BYTES: 33 instead of 256); once (minutes, memory is not noisy)
+        mix = {"run": "mixing", "mixing_memory": [mixing_memory(10**6, 100, t) for t in ("exponential", "random-peer")]}
+        runs.append(mix)
+        if not a.json:
+            _print_run(mix)
+    res["runs"] = runs
+    res["summary"] = summary(runs)
+    res["conditions_end"] = conditions()
     if a.json:
         print(json.dumps(res, indent=1))
         return 0
     print(
-        "sgpverify engine benchmark (ratios measured in one run; seconds are noisy on shared machines); "
+        "\nsgpverify engine benchmark (ratios measured in one run; seconds are noisy on shared machines); "
         f"SGPVERIFY_KERNELS={res['kernels']}"
+    )
+    c0, c1 = res["conditions_start"], res["conditions_end"]
+    print(
+        f"   {c0['cpus']} CPUs, load average {c0['load_average'][0]:.2f} at the start, "
+        f"{c1['load_average'][0]:.2f} at the end; numpy {c0['numpy']}, Python {c0['python']}"
     )
     if "vs_reference" in res:
         _print_reference(res)
-    if "memory_bound" in res:
-        _print_memory(res)
     if "growth" in res:
         _print_growth(res)
+    if res["summary"]:
+        print(f"\ntargets over {a.runs} run(s): median [smallest, largest] (limit)")
+        for t in res["summary"]:
+            verdict = (
+                "holds in every run"
+                if t["held_in_every_run"]
+                else ("holds by the median" if t["held_by_the_median"] else "NOT MET")
+            )
+            print(
+                f"   {t['what']:<78} {t['median']:6.2f} [{t['min']:.2f}, {t['max']:.2f}] (<= {t['limit']:g}): {verdict}"
+            )
+    return 0
+
+
+def _print_run(run):
+    res = run
+    print(f"\n== run {run['run']} (load average {run.get('load_average', (0,))[0]:.2f})")
+    if "memory_bound" in res:
+        _print_memory(res)
     if "suite_sizes" in res:
         print("\n4. suite sizes (n=16, d=10, QuadraticCosine), us/step, CPU time, best of several, interleaved:")
         for r in res["suite_sizes"]:
@@ -387,18 +623,22 @@ def main(argv=None):
             )
     if "large_n" in res:
         m = res["large_n"]
+        rp = m["random_peer"]
+        cands = ", ".join(f"{k} {v:.1f}" for k, v in rp["floor_candidates_copies"].items())
         print(
             f"\n5. large n (n={m['n']}, d={m['d']}), full-array copies per iteration: exponential "
             f"{m['exponential_copies_after_first_period']:.1f} after its period of {m['exponential_period']} "
-            f"(cached), {m['exponential_copies_whole_run']:.1f} over the first period; random-peer "
-            f"{m['random_peer_copies']:.1f}"
+            f"(cached), {m['exponential_copies_whole_run']:.1f} over the first period"
+        )
+        print(
+            f"   random peer: floor {rp['floor_copies']:.1f} ({rp['floor_method']}; candidates: {cands}), "
+            f"engine {rp['engine_copies']:.1f}, ratio engine / floor {rp['ratio']:.2f}"
         )
     for m in res.get("mixing_memory", []):
         print(
             f"   check_mixing({m['topology']}, n={m['n']}, horizon={m['horizon']}, columns={m['columns']}): peak RSS "
             f"{m['peak_rss_mb']:.0f} MB, {m['seconds']:.0f} s"
         )
-    return 0
 
 
 def _print_reference(res):

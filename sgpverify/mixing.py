@@ -291,24 +291,59 @@ class FixedDelay(DelayModel):
 
 
 class RandomDelay(DelayModel):
-    """Each message delayed uniformly at random in ``0..tau`` (seeded, by step)."""
+    """Each message delayed uniformly at random in ``0..tau`` (seeded, random access by step).
+
+    The delays of :attr:`BLOCK` consecutive steps come from one stream, as
+    :func:`sgpverify.graphs.random_peer` draws its offsets: block ``b = k // BLOCK``
+    draws ``rng_for(seed, "delay", b).integers(0, tau + 1, size=(cap, BLOCK))``
+    (``uint8`` while ``tau < 256``, else ``int64``); the j-th message of step k (in
+    canonical (sender, receiver) order) gets entry ``[j, k % BLOCK]``. ``cap``, the
+    most messages of a step asked for so far in the block, only lengthens the same
+    stream (numpy draws its integers one after the other): a step's delays never
+    depend on the order of the queries. A ``SeedSequence`` per step cost about as
+    much as a whole small SGP step.
+    """
 
     random = True
+    #: steps whose delays are drawn together from one stream (random access by block, cached)
+    BLOCK = 64
 
     def __init__(self, tau: int, seed: int | np.random.SeedSequence | None = None) -> None:
         self.tau = check_int("tau", tau, min_value=0)
         self.seed = resolve_seed("seed", seed)
         self.name = f"random(tau={self.tau})"
+        self._dtype = np.uint8 if self.tau < 256 else np.int64
+        self._block = (None, None)  # (b, the block's draws (BLOCK, cap): row r is step b * BLOCK + r)
+
+    def _row(self, k: int, m: int) -> np.ndarray:
+        """The first m draws of step k (a view into the cached block)."""
+        b, r = divmod(k, self.BLOCK)
+        blk, D = self._block
+        if blk != b or D.shape[1] < m:
+            # a longer prefix of the same stream; by a quarter at least (counts that vary)
+            cap = m if blk != b else max(m, D.shape[1] + D.shape[1] // 4)
+            draw = rng_for(self.seed, "delay", b).integers(0, self.tau + 1, size=(cap, self.BLOCK), dtype=self._dtype)
+            D = np.ascontiguousarray(draw.T)
+            self._block = (b, D)
+        return D[r, :m]
 
     def edge_delays(self, k: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
         """Delays drawn in the canonical (sender, receiver) order of the edges, so
         the answer does not depend on the order in which the edges are given."""
-        if self.tau == 0 or len(src) == 0:
-            return np.zeros(len(src), dtype=np.int64)
+        m = len(src)
+        if self.tau == 0 or m == 0:
+            return np.zeros(m, dtype=np.int64)
         order = np.lexsort((np.asarray(dst), np.asarray(src)))
-        out = np.empty(len(src), dtype=np.int64)
-        out[order] = rng_for(self.seed, "delay", k).integers(0, self.tau + 1, size=len(src))
+        out = np.empty(m, dtype=np.int64)
+        out[order] = self._row(k, m)
         return out
+
+    def sorted_edge_delays(self, k: int, m: int) -> np.ndarray:
+        """:meth:`edge_delays` of m edges given in canonical (sender, receiver) order,
+        without looking at them (a topology's edges are: ``Topology.edges``)."""
+        if self.tau == 0 or m == 0:
+            return np.zeros(m, dtype=np.int64)
+        return self._row(k, m).astype(np.int64)
 
 
 class LinkDelay(DelayModel):

@@ -949,3 +949,79 @@ def test_one_gradient_call_per_step_gives_the_per_replica_bits(make, per, topo, 
     b = sv.simulate(per(n, 10, seed=2), topo(), step_size=0.05, n_iter=60, seed=4, record_every=7, **kw)
     for f in ("x", "w", "z", *sv.engine.Trace.SERIES, "iterations"):
         assert np.array_equal(getattr(a, f), getattr(b, f), equal_nan=True), f
+
+
+# ---------------------------------------------------------------- random peer: the mixer's shortcut
+
+
+class _SameEdges(graphs.Topology):
+    """Another topology's edges through a user class: the mixer's general path."""
+
+    def __init__(self, inner):
+        self.n, self.inner, self.name = inner.n, inner, "same-edges"
+
+    def _edges(self, k):
+        return self.inner.edges(k)
+
+
+@pytest.mark.parametrize("n", [2, 3, 17, 1000])
+def test_random_peer_receivers_are_the_edges_receivers(n):
+    topo = graphs.random_peer(n, seed=9)
+    for k in (0, 5, 63, 64, 200):
+        dst = topo.peers(k)
+        assert dst.dtype == np.int32
+        assert np.array_equal(dst, topo.edges(k)[:, 1])
+    assert graphs.random_peer(1, seed=0).peers(0).size == 0
+    # wrappers send other messages (lost, failed, delayed stragglers): never the shortcut
+    for wrapped in (graphs.with_message_loss(topo, 0.1, seed=0), graphs.with_link_failures(topo, 0.1, seed=0)):
+        assert not wrapped.one_peer
+        assert sv.engine.mixers.Mixer(mixing.mixing_schedule(wrapped), 0, None, topology=wrapped)._one_peer is None
+    with pytest.raises(ValueError, match="k must be an integer >= 0, got -1"):
+        topo.peers(-1)
+
+
+@pytest.mark.parametrize("mode", ["numpy", "numba"])
+@pytest.mark.parametrize(
+    "n,d,kw",
+    [
+        (16, 10, dict(replicas=3)),
+        (16, 10, dict(replicas=3, tau=2, delay="random")),
+        (12, 3, dict(tau=1, delay="fixed")),
+        (12, 3, dict(tau=2, delay="link")),
+        (70000, 4, dict(n_iter=5)),  # the weights by np.add.at on the numpy path (ADD_AT_MIN)
+        (70000, 4, dict(n_iter=4, replicas=2, tau=1, delay="random")),
+    ],
+    ids=["small", "small-tau2-random", "tau1-fixed", "tau2-link", "large-n", "large-n-tau1-R2"],
+)
+def test_random_peer_shortcut_gives_the_general_paths_bits(mode, n, d, kw, monkeypatch):
+    """The mixer builds a random-peer step from topo.peers(k) (weights 1/2, senders 0..n-1)
+    instead of edges(k): every Trace field must equal the run through the general path."""
+    if mode == "numba" and not sv.engine.kernels.available():
+        pytest.skip("numba not installed (the fast extra)")
+    monkeypatch.setenv("SGPVERIFY_KERNELS", mode)
+    prob = problems.QuadraticCosine(n, d, sigma=0.5, seed=0)
+    kw = dict(dict(step_size=0.05, n_iter=30, seed=3), **kw)
+    if kw.get("delay") == "link":
+        kw["delay"] = np.random.default_rng(0).integers(0, kw["tau"] + 1, size=(n, n))
+    topo = graphs.random_peer(n, seed=1)
+    mixer = sv.engine.mixers.Mixer(mixing.mixing_schedule(topo), 0, None, topology=topo)
+    assert mixer._one_peer is not None  # the shortcut is taken
+    a = sv.simulate(prob, topo, **kw)
+    b = sv.simulate(prob, _SameEdges(graphs.random_peer(n, seed=1)), **kw)
+    for f in ("x", "w", "z", *sv.Trace.SERIES, "step_sq"):
+        assert np.array_equal(getattr(a, f), getattr(b, f), equal_nan=True), f
+
+
+def test_weight_scatter_by_add_at_equals_the_sparse_product(monkeypatch):
+    # the numpy path's weight gossip for many messages (np.add.at) against scipy's kernel
+    monkeypatch.setenv("SGPVERIFY_KERNELS", "numpy")
+    n = 1 << 15
+    prob = problems.QuadraticCosine(n, 2, sigma=0.5, seed=0)
+    kw = dict(step_size=0.05, n_iter=6, seed=3, replicas=2)
+    monkeypatch.setattr(sv.engine.mixers, "ADD_AT_MIN", 1)
+    a = sv.simulate(prob, graphs.erdos_renyi(n, 3.0 / n, seed=2), **kw)
+    monkeypatch.setattr(sv.engine.mixers, "ADD_AT_MIN", 1 << 62)
+    b = sv.simulate(prob, graphs.erdos_renyi(n, 3.0 / n, seed=2), **kw)
+    assert not np.array_equal(a.w, 1.0)
+    for f in ("x", "w", "z", "consensus", "mass_error"):
+        assert np.array_equal(getattr(a, f), getattr(b, f)), f

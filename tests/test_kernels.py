@@ -28,7 +28,7 @@ def _numpy_step(X, G, a, split, w_new=None, d=1):
     Z = None
     if w_new is not None:
         R = w_new.shape[1]
-        Z = (out.reshape(n, R, d) / w_new[:, :, None]).reshape(n, R * d)
+        Z = step.debias(out.reshape(n, R, d), w_new, np.empty((n, R, d))).reshape(n, R * d)
     return out, msum, Z
 
 
@@ -305,3 +305,28 @@ def test_auto_keeps_small_runs_on_numpy_until_numba_is_loaded(monkeypatch):
     monkeypatch.setenv("SGPVERIFY_KERNELS", "numba")  # forced: whatever the size
     monkeypatch.delitem(__import__("sys").modules, "numba")
     assert kernels.enabled(1)
+
+
+@pytest.mark.parametrize(
+    "n,d,kw",
+    [(64, 4200, {}), (70000, 4, {}), (16, 10, dict(replicas=8)), (16, 10, dict(replicas=8, tau=2, delay="random"))],
+    ids=["by-receiver", "by-sender", "small", "small-tau2"],
+)
+def test_debiased_points_are_x_times_one_reciprocal_per_weight_on_both_paths(n, d, kw, monkeypatch):
+    """z = x * (1 / w) with the reciprocal computed once per weight (engine.step.debias; the
+    fused kernels write the next step's z with the same arithmetic on large arrays): numpy
+    and numba give the same bits, and they are not those of x / w (which the paths used before)."""
+    prob = sv.problems.QuadraticCosine(n, d, sigma=0.5, seed=0)
+    # records only at the start and the end: a record writes the points it reads itself (numpy),
+    # so between records the gradients are taken at the z the fused kernel wrote (large arrays)
+    kw = dict(dict(step_size=0.05, n_iter=6, seed=3, record_every=1000), **kw)
+    tr = {}
+    for mode in ("numpy", "numba"):
+        monkeypatch.setenv("SGPVERIFY_KERNELS", mode)
+        tr[mode] = sv.simulate(prob, graphs.random_peer(n, seed=1), **kw)
+    a, b = _fields(tr["numpy"]), _fields(tr["numba"])
+    assert not [f for f in a if not _equal(a[f], b[f])]
+    x, w, z = tr["numba"].x, tr["numba"].w, tr["numba"].z
+    assert np.array_equal(z, x * (1.0 / w)[..., None])
+    # the two roundings of x * (1 / w) differ from the one of x / w on some entries
+    assert not np.array_equal(z, x / w[..., None])

@@ -613,3 +613,54 @@ def test_random_delay_does_not_depend_on_edge_order():
     a = model.edge_delays(7, src, dst)
     b = model.edge_delays(7, src[perm], dst[perm])
     assert np.array_equal(a[perm], b)
+
+
+# ---------------------------------------------------------------- random delays: one stream per block of steps
+
+
+def _block_stream(seed, tau, k, m):
+    """The delays of step k for m canonical edges, written out from the definition
+    (RandomDelay's docstring): entry [j, k % 64] of block k // 64's (m, 64) draw."""
+    from sgpverify.validation import STREAM, seed_sequence
+
+    b, r = divmod(k, 64)
+    gen = np.random.Generator(np.random.PCG64(seed_sequence(seed, STREAM["delay"], b)))
+    dtype = np.uint8 if tau < 256 else np.int64
+    return gen.integers(0, tau + 1, size=(m, 64), dtype=dtype)[:, r].astype(np.int64)
+
+
+@pytest.mark.parametrize("tau", [1, 3, 300])
+def test_random_delay_stream_is_one_draw_per_block_of_64_steps(tau):
+    model = mixing.RandomDelay(tau, seed=11)
+    for k in (0, 1, 63, 64, 65, 200):
+        for m in (1, 7, 40):
+            src = np.arange(m)
+            d = model.edge_delays(k, src, (src + 1) % (m + 1))
+            assert d.dtype == np.int64
+            np.testing.assert_array_equal(d, _block_stream(11, tau, k, m))
+
+
+def test_random_delay_does_not_depend_on_the_order_of_the_queries():
+    """The block is cached and grows when a step has more messages than any asked
+    for before: every step's answer must be the one a fresh model gives."""
+    rng = np.random.default_rng(3)
+    queries = [(int(k), int(m)) for k, m in zip(rng.integers(0, 200, 120), rng.integers(1, 300, 120))]
+    model = mixing.RandomDelay(2, seed=4)
+    for k, m in queries:  # one model for all, in a random order of steps and sizes
+        src = np.arange(m)
+        got = model.edge_delays(k, src, src + 1)
+        fresh = mixing.RandomDelay(2, seed=4).edge_delays(k, src, src + 1)
+        np.testing.assert_array_equal(got, fresh)
+        np.testing.assert_array_equal(model.sorted_edge_delays(k, m), fresh)
+
+
+def test_random_delay_steps_of_a_block_draw_independent_delays():
+    # steps sharing a block read different entries of its draw: neighbouring steps
+    # (same block) and the same position in the next block are uncorrelated
+    model = mixing.RandomDelay(3, seed=0)
+    m = 4000
+    d = np.array([model.sorted_edge_delays(k, m) for k in range(130)], dtype=float)
+    for a, b in ((0, 1), (5, 6), (0, 64), (63, 64)):
+        r = np.corrcoef(d[a], d[b])[0, 1]
+        assert abs(r) < 0.08  # independent: |r| ~ 1/sqrt(4000) = 0.016
+    assert abs(d.mean() - 1.5) < 0.05 and set(np.unique(d)) == {0.0, 1.0, 2.0, 3.0}

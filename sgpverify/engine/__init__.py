@@ -25,7 +25,7 @@ previous engine).
 With numba installed (the ``fast`` extra), the SGP step runs as compiled
 kernels (:mod:`sgpverify.engine.kernels`): without delays the weights' gossip, then
 in one pass the update, the gossip of the values, the node sum of the mass
-tracking and the next de-biasing divide; with delays on a topology the
+tracking and the next de-biasing ``z = x * (1 / w)``; with delays on a topology the
 update and the gossip of values and weights into the inbox slots. Each does the
 numpy path's operations in the numpy path's order, so that the bits do not depend on it (``tests/test_kernels.py``).
 ``SGPVERIFY_KERNELS=numpy`` runs the numpy path; :func:`check_kernels_setting`

@@ -19,6 +19,7 @@ from ..problems import check_problem
 from ..validation import check_choice, check_float, check_int, check_seed
 from .mixers import Mixer, State
 from .step import Stepper
+from .step import debias as debias_into
 from .trace import Recorder, Trace
 
 __all__ = ["simulate", "ALGORITHMS"]
@@ -233,7 +234,7 @@ def simulate(
         )
     X, w = st.X, st.w
     if debias:
-        np.divide(X, w[:, :, None], out=Z)
+        debias_into(X, w, Z)
     else:
         Z[...] = X
     xs, ws, zs = X.transpose(1, 0, 2), w.T, Z.transpose(1, 0, 2)

@@ -119,8 +119,8 @@ class Stepper:
             if gradients.major:
                 G = gradients.at(st.X, st.w if self.debias else None)
             elif self.debias:
-                if not self.z_ready:  # else the fused step wrote it with the same division
-                    np.divide(st.X, st.w[:, :, None], out=self.Z)
+                if not self.z_ready:  # else the fused step wrote it with the same arithmetic
+                    debias(st.X, st.w, self.Z)
                 G = gradients(self.Z)
             else:
                 G = gradients(st.X)
@@ -177,6 +177,21 @@ class Stepper:
         else:
             # under message loss, the shares lost in flight are accounted
             _sgp_step(k, st, G, gamma, parts, self.send_before_step, split, lost, self.lost_x, self.lost_w)
+
+
+def debias(X: np.ndarray, w: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``out = X * (1 / w)``: the de-biased points ``z = x / w`` of a state X (n, R, d)
+    with weights w (n, R), into ``out``; returns it.
+
+    One reciprocal per weight (n R divisions) and one multiplication per entry,
+    instead of a division per entry (about 0.85 of a full-array copy at large
+    sizes). The compiled step (:mod:`sgpverify.engine.kernels`) computes the
+    same reciprocal and the same products: the same bits on both paths. The
+    result differs from ``X / w`` in the last bit at most (two roundings
+    instead of one).
+    """
+    np.multiply(X, np.divide(1.0, w)[:, :, None], out=out)
+    return out
 
 
 def axpy(a: float, G: np.ndarray, X: np.ndarray) -> None:
@@ -290,7 +305,7 @@ class _Gradients:
         if w is None:
             np.copyto(Zt, X.transpose(1, 0, 2))
         else:
-            np.divide(X.transpose(1, 0, 2), w.T[:, :, None], out=Zt)
+            np.multiply(X.transpose(1, 0, 2), np.divide(1.0, w).T[:, :, None], out=Zt)  # debias's arithmetic
         if self.stacked is not None:  # one call for the R replicas, then into the (n, R, d) layout
             self.stacked(Zt, self.rngs, self.Gt)
             np.copyto(self.G, self.Gt.transpose(1, 0, 2))
@@ -334,7 +349,7 @@ def _step_small(st, G, a, split):
 
 class _Fused:
     """The SGP step without delays through :mod:`sgpverify.engine.kernels`:
-    ``_track`` + ``axpy`` + ``gossip`` (+ the next step's de-biasing divide)
+    ``_track`` + ``axpy`` + ``gossip`` (+ the next step's de-biasing, :func:`debias`)
     in fewer passes over memory, bit-equal to them; the weights go through
     ``gossip_weights`` with the compiled weight kernel.
     The node sum of the steps for the mass tracking is fused when the numpy

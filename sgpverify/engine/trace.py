@@ -11,6 +11,7 @@ import numpy as np
 from .. import metrics
 from ..errors import SimulationDivergedError
 from .step import check_finite
+from .step import debias as debias_into
 
 if TYPE_CHECKING:
     from .step import Stepper
@@ -312,7 +313,7 @@ class Recorder:
             Zr = X
         else:
             Zr = self.Z
-            np.divide(X, w[:, :, None], out=Zr)
+            debias_into(X, w, Zr)
         self.iterations[i] = k
         if j >= 0:
             xbar = np.divide(tot, n, out=self.xbuf[j])  # (R, d)

@@ -277,6 +277,9 @@ class Topology:
 
     #: True if some message may be lost in flight (:func:`with_message_loss`).
     loses_messages = False
+    #: True if every node sends exactly one message each step, the receivers given by
+    #: ``peers(k)`` (:func:`random_peer`): the engine builds such a step without the edge array.
+    one_peer = False
 
     def out_degree(self, k: int) -> NDArray[np.intp]:
         """Number of out-neighbours of each node at step ``k`` (shape ``(n,)``)."""

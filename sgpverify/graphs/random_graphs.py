@@ -69,6 +69,7 @@ def erdos_renyi(n: int, p: float, seed: int | np.random.SeedSequence | None = No
 @canonical
 class _RandomPeer(_RandomTopology):
     domain = "random-peer"
+    one_peer = True
     #: steps drawn together from one stream (random access by block, cached)
     BLOCK = 64
 
@@ -81,6 +82,15 @@ class _RandomPeer(_RandomTopology):
         n = self.n
         if n == 1:
             return EMPTY_EDGES
+        # src = 0..n-1, one distinct non-self peer each: already sorted and unique
+        out = np.empty((n, 2), dtype=np.int64)
+        out[:, 0] = np.arange(n)
+        out[:, 1] = self._peers(k)
+        out.setflags(write=False)
+        return out
+
+    def _peers(self, k):
+        n = self.n
         b, r = divmod(k, self.BLOCK)
         if self._block[0] != b:
             # int32 when it holds n (half the memory: 256 MB a block at n = 10^6); numpy
@@ -88,12 +98,29 @@ class _RandomPeer(_RandomTopology):
             dt = np.int32 if n < 2**31 else np.int64
             offs = rng_for(self.seed, self.domain, b).integers(1, n, size=(self.BLOCK, n), dtype=dt)
             self._block = (b, offs)
-        # src = 0..n-1, one distinct non-self peer each: already sorted and unique
-        out = np.empty((n, 2), dtype=np.int64)
-        out[:, 0] = np.arange(n)
-        out[:, 1] = (out[:, 0] + self._block[1][r]) % n
-        out.setflags(write=False)
-        return out
+        offs = self._block[1][r]
+        if n <= 2**30:  # i + offset < 2^31: int32 arithmetic, about 7 times faster than int64's
+            dst = np.arange(n, dtype=np.int32)
+            dst += offs
+        else:
+            dst = np.arange(n, dtype=np.int64) + offs
+        dst %= n
+        return dst
+
+    def peers(self, k: int) -> np.ndarray:
+        """The receiver of each node's one message at step k: ``edges(k)[:, 1]``, computed
+        without the edge array, as int32 while n <= 2^30 (the engine's gossip reads it).
+
+        Examples
+        --------
+        >>> topo = random_peer(5, seed=0)
+        >>> bool((topo.peers(3) == topo.edges(3)[:, 1]).all())
+        True
+        """
+        k = check_int("k", k, min_value=0)
+        if self.n == 1:
+            return np.zeros(0, dtype=np.int32)
+        return self._peers(k)
 
 
 def random_peer(n: int, seed: int | np.random.SeedSequence | None = None) -> Topology:
