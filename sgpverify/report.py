@@ -123,7 +123,10 @@ def format_table(checks: Sequence[Check]) -> str:
         row = (c.name, c.measured, c.predicted, c.verdict.upper())
         if with_ctl:
             ctl = c.control
-            row += (f"{ctl['name']}: {'detected' if ctl['detected'] else 'NOT DETECTED (' + ctl['verdict'] + ')'}",)
+            if c.verdict == "not applicable":
+                row += (f"{ctl['name']}: not applicable",)
+            else:
+                row += (f"{ctl['name']}: {'detected' if ctl['detected'] else 'NOT DETECTED (' + ctl['verdict'] + ')'}",)
         rows.append(row + (_short_code(c.code),))
     w = [min(64 if i == 1 else 80, max(len(r[i]) for r in rows)) for i in range(len(head))]
     lines = []
@@ -140,13 +143,17 @@ def _clip(text, width):
 
 def summary_line(result: SuiteResult) -> str:
     """One line: the overall verdict and counts."""
-    counts = {v: sum(c.verdict == v for c in result.checks) for v in ("pass", "fail", "inconclusive")}
+    counts = {v: sum(c.verdict == v for c in result.checks) for v in ("pass", "fail", "inconclusive", "not applicable")}
     parts = [f"{counts['pass']} pass", f"{counts['fail']} fail", f"{counts['inconclusive']} inconclusive"]
+    if counts["not applicable"]:
+        parts.append(f"{counts['not applicable']} not applicable")
     if result.controls:
-        missed = [c.name for c in result.checks if c.control and not c.control["detected"]]
+        missed = [
+            c.name for c in result.checks if c.control and not c.control["detected"] and c.verdict != "not applicable"
+        ]
+        counted = sum(c.verdict != "not applicable" for c in result.checks)
         parts.append(
-            f"controls detected {len(result.checks) - len(missed)}/{len(result.checks)}"
-            + (f" (NOT: {', '.join(missed)})" if missed else "")
+            f"controls detected {counted - len(missed)}/{counted}" + (f" (NOT: {', '.join(missed)})" if missed else "")
         )
     status = result.status
     word = {
@@ -214,7 +221,9 @@ def write_report(result: SuiteResult, outdir: str | os.PathLike[str]) -> Path:
             v = c.verdict.upper() if c.verdict == "pass" else f"**{c.verdict.upper()}**"
             ctl = ""
             if result.controls:
-                ctl = f" {c.control['name']}: {'detected' if c.control['detected'] else '**NOT detected**'} |"
+                seen = "not applicable" if c.verdict == "not applicable" else None
+                seen = seen or ("detected" if c.control["detected"] else "**NOT detected**")
+                ctl = f" {c.control['name']}: {seen} |"
             lines.append(f"| [{c.name}](#{c.name}) | {c.measured} | {c.predicted} | {v} |{ctl} `{c.code}` |")
         lines += ["", "## Details", ""]
         from .suite import CLAIMS

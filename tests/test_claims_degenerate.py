@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from sgpverify import suite
 
-VERDICTS = ("pass", "fail", "inconclusive")
+VERDICTS = ("pass", "fail", "inconclusive", "not applicable")
 
 TINY = dict(
     n=4,

@@ -72,6 +72,9 @@ class SuiteConfig:
     theorem_replicas: int = 2
     mixing_horizon: int = 200
     bound_horizon: int = 400
+    pep_n: int = 4
+    pep_K: int = 4
+    pep_taus: tuple = (0, 1)
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -198,6 +201,12 @@ def _checks(cfg):
                 f"at least one delay, got {list(t)}"
             )
 
+    def pep_taus():
+        t = cfg.pep_taus
+        ints = all(isinstance(x, int) and not isinstance(x, bool) for x in t)
+        if not t or not ints or any(x < 0 for x in t) or list(t) != sorted(set(t)):
+            raise ValueError(f"pep_taus must be increasing integers >= 0, at least one, got {list(t)}")
+
     def budgets():
         small = [(n, T) for n in cfg.complexity_ns for T in cfg.complexity_budgets if T // n < 2]
         if small:
@@ -247,6 +256,7 @@ def _checks(cfg):
         out.append(integer(name, 3))
     out += [integer("theorem_replicas", 1), integer("theorem_K_cap", 1)]
     out += [integer("mixing_horizon", 1), integer("bound_horizon", 1)]
+    out += [integer("pep_n", 1), integer("pep_K", 1), ("pep_taus", pep_taus)]
     out += [(name, lambda name=name: _ladder(name, getattr(cfg, name))) for name in LADDERS]
     out += [("taus", taus), ("complexity_budgets", budgets), ("scaling_factor", scaling_factor)]
     out += [schedules("compare_topologies"), schedules("topologies")]
