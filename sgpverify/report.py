@@ -272,7 +272,7 @@ def write_report(result: SuiteResult, outdir: str | os.PathLike[str]) -> Path:
 
 # ---------------------------------------------------------------- experiments from TOML
 
-EXPERIMENTS = ("rates", "speedup", "descent", "delays", "baselines", "mixing", "weights", "constants")
+EXPERIMENTS = ("rates", "speedup", "descent", "delays", "baselines", "mixing", "weights", "constants", "worstcase")
 #: Top-level keys of an experiment TOML file.
 CONFIG_KEYS = ("experiment", "seed", "figures", "config")
 

@@ -10,7 +10,7 @@ from sgpverify import suite
 from sgpverify.suite.claims import worstcase as claim
 
 CFG = suite.config_from_dict(
-    {"n": 4, "pep_n": 4, "pep_K": 3, "pep_taus": [0, 1], "topologies": ["exponential-irregular"]}
+    {"n": 4, "pep_n": 4, "pep_Ks": [3], "pep_taus": [0, 1], "topologies": ["exponential-irregular"]}
 )
 
 
@@ -78,5 +78,5 @@ def test_not_applicable_without_the_extra(monkeypatch):
 def test_config_refuses_bad_pep_settings():
     with pytest.raises(ValueError, match="pep_taus must be increasing integers >= 0"):
         suite.validate_config(suite.config_from_dict({"pep_taus": [1, 0]}))
-    with pytest.raises(ValueError, match="pep_K must be an integer >= 1, got 0"):
-        suite.validate_config(suite.config_from_dict({"pep_K": 0}))
+    with pytest.raises(ValueError, match=r"pep_Ks must be at least 1 increasing positive integer, got \[0\]"):
+        suite.validate_config(suite.config_from_dict({"pep_Ks": [0]}))
