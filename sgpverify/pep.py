@@ -361,7 +361,10 @@ def _solve_direct(md: _Model, rec: dict, L: float, K: int, measure: str, solver:
         cons.append(t <= Mq @ cp.vec(G, order="C"))
         obj = cp.Maximize(t)
     prob = cp.Problem(obj, cons)
-    prob.solve(solver=solver, **solver_options)
+    try:
+        prob.solve(solver=solver, **solver_options)
+    except cp.error.SolverError as exc:
+        raise ArithmeticError(f"the PEP solver ({solver}) failed: {exc} (status {prob.status})") from None
     dual = None
     stats = getattr(prob.solver_stats, "extra_stats", None)
     if stats is not None and hasattr(stats, "obj_val_dual"):

@@ -134,7 +134,7 @@ EXPERIMENTS = _rows(
     Experiment("complexity", exp_complexity, cost=(3, 4), runs=_own_runs),
     Experiment("weights", exp_weights, always=True),
     Experiment("declared", exp_declared, cost=(1, 1), always=True),
-    Experiment("worstcase", exp_worstcase, cost=(6, 0), complete_control=complete_worstcase_control),
+    Experiment("worstcase", exp_worstcase, cost=(6, 0.1), complete_control=complete_worstcase_control),
 )
 EXPERIMENT_ORDER = tuple(EXPERIMENTS)
 
