@@ -22,7 +22,14 @@ if TYPE_CHECKING:
 
     from ..config import SuiteConfig
 
-__all__ = ["exp_worstcase", "complete_worstcase_control", "spectral_sum", "PEP_UNAVAILABLE"]
+__all__ = [
+    "exp_worstcase",
+    "complete_worstcase_control",
+    "spectral_sum",
+    "tightness_table",
+    "print_tightness",
+    "PEP_UNAVAILABLE",
+]
 
 #: The reason the worst-case check does not apply without the optional extra.
 PEP_UNAVAILABLE = "not applicable: install the pep extra (pip install 'sgpverify[pep]')"
@@ -192,10 +199,11 @@ def tightness_table(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-if __name__ == "__main__":  # python -m sgpverify.suite.experiments.worstcase experiments/tightness.toml
-    import sys
-
+def print_tightness(path: str) -> None:
+    """Run (or load from the ``sgpverify run`` cache) the experiment config ``path`` and print its
+    :func:`tightness_table`: ``python -c "from sgpverify.suite.experiments.worstcase import
+    print_tightness; print_tightness('experiments/tightness.toml')"``."""
     from ...report import run_config
 
-    result, figures, hit = run_config(sys.argv[1])
+    result, _, _ = run_config(path)
     print(tightness_table(result))
