@@ -45,6 +45,7 @@ __all__ = [
     "manifest",
     "run_config",
     "run_configs",
+    "print_tightness",
     "plan_configs",
     "load_config",
     "source_hash",
@@ -57,7 +58,7 @@ def _versions():
     import importlib.metadata as md
 
     out = {"python": platform.python_version(), "sgpverify": __version__}
-    for pkg in ("numpy", "scipy", "networkx", "sympy", "matplotlib"):
+    for pkg in ("numpy", "scipy", "networkx", "sympy", "matplotlib", "pepit", "cvxpy", "clarabel"):
         try:
             out[pkg] = md.version(pkg)
         except md.PackageNotFoundError:
@@ -536,3 +537,13 @@ def run_config(
     Returns ``(result_dict, figure_paths, cache_hit)``.
     """
     return run_configs([path], out=out, cache_dir=cache_dir, workers=workers, scheduler=scheduler, progress=progress)[0]
+
+
+def print_tightness(path: str | os.PathLike[str]) -> None:
+    """Run (or load from the ``sgpverify run`` cache) the worst-case experiment config ``path`` and
+    print its table (docs/tightness.md): ``python -c "from sgpverify.report import print_tightness;
+    print_tightness('experiments/tightness.toml')"``."""
+    from .suite.experiments.worstcase import tightness_table
+
+    result, _, _ = run_config(path)
+    print(tightness_table(result))

@@ -27,7 +27,6 @@ __all__ = [
     "complete_worstcase_control",
     "spectral_sum",
     "tightness_table",
-    "print_tightness",
     "PEP_UNAVAILABLE",
 ]
 
@@ -197,13 +196,3 @@ def tightness_table(result: dict[str, Any]) -> str:
             f"| {e['gram_size']} |"
         )
     return "\n".join(lines)
-
-
-def print_tightness(path: str) -> None:
-    """Run (or load from the ``sgpverify run`` cache) the experiment config ``path`` and print its
-    :func:`tightness_table`: ``python -c "from sgpverify.suite.experiments.worstcase import
-    print_tightness; print_tightness('experiments/tightness.toml')"``."""
-    from ...report import run_config
-
-    result, _, _ = run_config(path)
-    print(tightness_table(result))
