@@ -80,3 +80,14 @@ def test_config_refuses_bad_pep_settings():
         suite.validate_config(suite.config_from_dict({"pep_taus": [1, 0]}))
     with pytest.raises(ValueError, match=r"pep_Ks must be at least 1 increasing positive integer, got \[0\]"):
         suite.validate_config(suite.config_from_dict({"pep_Ks": [0]}))
+
+
+def test_verify_without_the_extra_exits_zero(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "cvxpy", None)  # import cvxpy now raises ImportError
+    res = suite.run_suite(CFG, controls=True, only=["worst-case"])
+    (chk,) = res.checks
+    assert chk.verdict == "not applicable" and "install the pep extra" in chk.measured
+    assert chk.control["detected"] is False
+    assert res.status == 0 and res.to_dict()["status"] == "pass"
