@@ -38,7 +38,7 @@ def __getattr__(name):
         from .suite import verify
 
         return verify
-    if name in ("suite", "theory", "report", "plots"):
+    if name in ("suite", "theory", "report", "plots", "pep"):
         import importlib
 
         return importlib.import_module(f".{name}", __name__)

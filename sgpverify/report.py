@@ -45,6 +45,7 @@ __all__ = [
     "manifest",
     "run_config",
     "run_configs",
+    "print_tightness",
     "plan_configs",
     "load_config",
     "source_hash",
@@ -57,7 +58,7 @@ def _versions():
     import importlib.metadata as md
 
     out = {"python": platform.python_version(), "sgpverify": __version__}
-    for pkg in ("numpy", "scipy", "networkx", "sympy", "matplotlib"):
+    for pkg in ("numpy", "scipy", "networkx", "sympy", "matplotlib", "pepit", "cvxpy", "clarabel"):
         try:
             out[pkg] = md.version(pkg)
         except md.PackageNotFoundError:
@@ -110,15 +111,11 @@ def manifest(
     return m
 
 
-def _short_code(code):
-    return code.split(" ")[0].replace("sgpverify/", "")
-
-
 def format_table(checks: Sequence[Check], width: int = 100) -> str:
     """Plain-text table of the verdicts, at most ``width`` characters wide.
 
     Columns: check, verdict, control (its name when detected, ``MISSED name (verdict)``
-    when not) and measured, clipped with ``...`` to the width left. The full values, the
+    when not, ``name (not run)`` for a check that is not applicable) and measured, clipped with ``...`` to the width left. The full values, the
     prediction, the criterion and the code of every check are in ``report.md``.
 
     >>> from sgpverify.suite import Check
@@ -143,6 +140,8 @@ def format_table(checks: Sequence[Check], width: int = 100) -> str:
             ctl = c.control
             if ctl is None:
                 row += ("-",)
+            elif c.verdict == "not applicable":
+                row += (f"{ctl['name']} (not run)",)
             else:
                 row += (ctl["name"] if ctl["detected"] else f"MISSED {ctl['name']} ({ctl['verdict']})",)
         rows.append(row + (c.measured,))
@@ -162,13 +161,17 @@ def _clip(text, width):
 
 def summary_line(result: SuiteResult) -> str:
     """One line: the overall verdict and counts."""
-    counts = {v: sum(c.verdict == v for c in result.checks) for v in ("pass", "fail", "inconclusive")}
+    counts = {v: sum(c.verdict == v for c in result.checks) for v in ("pass", "fail", "inconclusive", "not applicable")}
     parts = [f"{counts['pass']} pass", f"{counts['fail']} fail", f"{counts['inconclusive']} inconclusive"]
+    if counts["not applicable"]:
+        parts.append(f"{counts['not applicable']} not applicable")
     if result.controls:
-        missed = [c.name for c in result.checks if c.control and not c.control["detected"]]
+        missed = [
+            c.name for c in result.checks if c.control and not c.control["detected"] and c.verdict != "not applicable"
+        ]
+        counted = sum(c.verdict != "not applicable" for c in result.checks)
         parts.append(
-            f"controls detected {len(result.checks) - len(missed)}/{len(result.checks)}"
-            + (f" (NOT: {', '.join(missed)})" if missed else "")
+            f"controls detected {counted - len(missed)}/{counted}" + (f" (NOT: {', '.join(missed)})" if missed else "")
         )
     status = result.status
     word = {
@@ -236,7 +239,9 @@ def write_report(result: SuiteResult, outdir: str | os.PathLike[str]) -> Path:
             v = c.verdict.upper() if c.verdict == "pass" else f"**{c.verdict.upper()}**"
             ctl = ""
             if result.controls:
-                ctl = f" {c.control['name']}: {'detected' if c.control['detected'] else '**NOT detected**'} |"
+                seen = "not applicable" if c.verdict == "not applicable" else None
+                seen = seen or ("detected" if c.control["detected"] else "**NOT detected**")
+                ctl = f" {c.control['name']}: {seen} |"
             lines.append(f"| [{c.name}](#{c.name}) | {c.measured} | {c.predicted} | {v} |{ctl} `{c.code}` |")
         lines += ["", "## Details", ""]
         from .suite import CLAIMS
@@ -285,7 +290,7 @@ def write_report(result: SuiteResult, outdir: str | os.PathLike[str]) -> Path:
 
 # ---------------------------------------------------------------- experiments from TOML
 
-EXPERIMENTS = ("rates", "speedup", "descent", "delays", "baselines", "mixing", "weights", "constants")
+EXPERIMENTS = ("rates", "speedup", "descent", "delays", "baselines", "mixing", "weights", "constants", "worstcase")
 #: Top-level keys of an experiment TOML file.
 CONFIG_KEYS = ("experiment", "seed", "figures", "config")
 
@@ -571,3 +576,13 @@ def run_config(
     Returns ``(result_dict, figure_paths, cache_hit)``.
     """
     return run_configs([path], out=out, cache_dir=cache_dir, workers=workers, scheduler=scheduler, progress=progress)[0]
+
+
+def print_tightness(path: str | os.PathLike[str]) -> None:
+    """Run (or load from the ``sgpverify run`` cache) the worst-case experiment config ``path`` and
+    print its table (docs/tightness.md): ``python -c "from sgpverify.report import print_tightness;
+    print_tightness('experiments/tightness.toml')"``."""
+    from .suite.experiments.worstcase import tightness_table
+
+    result, _, _ = run_config(path)
+    print(tightness_table(result))

@@ -131,7 +131,7 @@ def test_json_and_table(quick, tmp_path):
     d = quick.to_dict()
     for c in d["checks"]:
         assert {"name", "verdict", "measured", "predicted", "criterion", "code", "control"} <= set(c)
-        assert c["verdict"] in rates.VERDICTS
+        assert c["verdict"] in suite.CHECK_VERDICTS
         assert {"name", "verdict", "detected"} <= set(c["control"])
         if c["name"].endswith("-rate") or c["name"] == "linear-speedup":
             assert {"exponent", "interval", "local_slopes"} <= set(c)

@@ -512,6 +512,45 @@ def mixing_constants(data: Mapping[str, Any], path: str | os.PathLike[str], floo
     return save(fig, path)
 
 
+def tightness(data: Mapping[str, Any], path: str | os.PathLike[str]) -> str:
+    """Published bound, derived bound (c2), exact worst case and measured average against K, per
+    schedule and tau (docs/tightness.md)."""
+    plt = pyplot()
+    d = data["worstcase"]
+    entries = d.get("entries", [])
+    groups = sorted({(e["label"], e["tau"]) for e in entries})
+    fig, axes = plt.subplots(1, max(1, len(groups)), figsize=(5 * max(1, len(groups)), 4), squeeze=False)
+    if not groups:
+        axes[0, 0].text(0.5, 0.5, d.get("reason", "no worst case computed"), ha="center", wrap=True)
+        axes[0, 0].set_axis_off()
+        return save(fig, path)
+    for ax, (label, tau) in zip(axes[0], groups):
+        es = sorted((e for e in entries if (e["label"], e["tau"]) == (label, tau)), key=lambda e: e["K"])
+        Ks = [e["K"] for e in es]
+        for key, name, style in (
+            ("published", "published (Theorem 1 form)", "s--"),
+            ("derived", "derived (c2)", "o-"),
+            ("worst_case", "exact worst case (PEP)", "D-"),
+            ("measured", "measured (built-in problem)", "x:"),
+        ):
+            ys = [e.get(key) for e in es]
+            if all(y is not None and y > 0 for y in ys):
+                ax.plot(Ks, ys, style, label=name)
+        # the bounds and the worst case set the range; a measured value far below it is clipped to the
+        # bottom edge (the start x0 = 0 of the default problem is a stationary point of f)
+        tops = [e[k] for e in es for k in ("published", "derived", "worst_case") if e.get(k)]
+        if tops:
+            ax.set_ylim(min(tops) / 1e4, max(tops) * 2)
+        ax.set(
+            yscale="log",
+            xlabel="K",
+            ylabel="(1/K) sum ||grad f(xbar^k)||^2",
+            title=f"{label}, tau = {tau}, n = {es[0]['n']} (measured: below the axis where not shown)",
+        )
+    axes[0, 0].legend(fontsize=8)
+    return save(fig, path)
+
+
 def _without_data(fn):
     """A figure that draws no experiment's data (``fn(path)``), as ``f(data, path)``."""
 
@@ -534,6 +573,7 @@ _FIGURES = (
     ("mixing_constants", mixing_constants, ("constants",)),
     ("topologies", topologies, ("topologies",)),
     ("iteration_complexity", iteration_complexity, ("complexity",)),
+    ("tightness", tightness, ("worstcase",)),
 )
 FIGURES = tuple(name for name, _, _ in _FIGURES)
 #: Which experiments each figure needs.

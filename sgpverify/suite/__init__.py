@@ -36,6 +36,7 @@ from .claims.conservation import check_mass
 from .claims.delays import check_delay_consensus, check_delay_rate, check_delays
 from .claims.exponents import check_complexity, check_consensus_rate, check_linear_speedup, check_stationarity_rate
 from .claims.schedules import check_mixing_constants
+from .claims.worstcase import check_worst_case
 from .config import FULL, PRESETS, QUICK, SuiteConfig, config_from_dict, validate_config
 from .criteria import EPS, RATE_CORRECTION, RATE_DELTA, RATE_OMEGA, RATIO_CORRECTION, RATIO_OMEGAS
 from .departures import NONE, Perturbed, Variant
@@ -57,10 +58,11 @@ from .experiments import (
     exp_theorem,
     exp_topologies,
     exp_weights,
+    exp_worstcase,
     run_experiments,
 )
 from .products import ENVELOPE_FLOOR, product_constants
-from .records import Check, CheckError, Claim, Control, NotApplicable, SuiteResult, exit_status
+from .records import CHECK_VERDICTS, Check, CheckError, Claim, Control, NotApplicable, SuiteResult, exit_status
 from .runner import evaluate, make_check, plan_units, run_suite, run_unit, suite_unit, verify
 from .setting import (
     SUITE_TOPOLOGIES,
@@ -112,6 +114,9 @@ __all__ = [
     "check_linear_speedup",
     "check_stationarity_rate",
     "check_mixing_constants",
+    "check_worst_case",
+    "exp_worstcase",
+    "CHECK_VERDICTS",
     "config_from_dict",
     "validate_config",
     "EPS",

@@ -72,6 +72,9 @@ class SuiteConfig:
     theorem_replicas: int = 2
     mixing_horizon: int = 200
     bound_horizon: int = 400
+    pep_n: int = 4
+    pep_Ks: tuple = (4,)
+    pep_taus: tuple = (0, 1)
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -156,7 +159,7 @@ LADDERS = (
 
 
 def _ladder(name, v):
-    least = 1 if name == "descent_Ks" else 2
+    least = 1 if name in ("descent_Ks", "pep_Ks") else 2
     ints = all(isinstance(x, int) and not isinstance(x, bool) for x in v)
     if len(v) < least or not ints or any(x < 1 for x in v) or list(v) != sorted(set(v)):
         what = f"at least {least} increasing positive integer" + ("s" if least > 1 else "")
@@ -197,6 +200,12 @@ def _checks(cfg):
                 f"taus must be increasing integers >= 0 starting with 0 (the undelayed reference) and "
                 f"at least one delay, got {list(t)}"
             )
+
+    def pep_taus():
+        t = cfg.pep_taus
+        ints = all(isinstance(x, int) and not isinstance(x, bool) for x in t)
+        if not t or not ints or any(x < 0 for x in t) or list(t) != sorted(set(t)):
+            raise ValueError(f"pep_taus must be increasing integers >= 0, at least one, got {list(t)}")
 
     def budgets():
         small = [(n, T) for n in cfg.complexity_ns for T in cfg.complexity_budgets if T // n < 2]
@@ -247,6 +256,7 @@ def _checks(cfg):
         out.append(integer(name, 3))
     out += [integer("theorem_replicas", 1), integer("theorem_K_cap", 1)]
     out += [integer("mixing_horizon", 1), integer("bound_horizon", 1)]
+    out += [integer("pep_n", 1), ("pep_Ks", lambda: _ladder("pep_Ks", cfg.pep_Ks)), ("pep_taus", pep_taus)]
     out += [(name, lambda name=name: _ladder(name, getattr(cfg, name))) for name in LADDERS]
     out += [("taus", taus), ("complexity_budgets", budgets), ("scaling_factor", scaling_factor)]
     out += [schedules("compare_topologies"), schedules("topologies")]

@@ -39,7 +39,9 @@ class Variant:
     message is lost in flight (mass is not conserved); disconnect : the mixing
     check runs on a schedule in which node 0 never receives; declare_L : the
     problem declares ``declare_L`` times its smoothness constant (0.5: L/2, a
-    constant that its gradients refute).
+    constant that its gradients refute); drop_term : the name of a term the
+    worst-case check drops from the derived bound (``"consensus"``: (c2)
+    without its consensus term), a derivation error it must detect.
     """
 
     name: str = "none"
@@ -51,6 +53,7 @@ class Variant:
     loss: float = 0.0
     disconnect: bool = False
     declare_L: float = 1.0
+    drop_term: str = ""
 
 
 NONE = Variant()

@@ -21,7 +21,13 @@ __all__ = [
     "CheckError",
     "make_control",
     "code_of",
+    "CHECK_VERDICTS",
 ]
+
+#: The verdicts of a check. ``not applicable``: an optional dependency of the check is missing
+#: (the worst-case check without the pep extra); it never changes the exit status, and its
+#: control is not counted.
+CHECK_VERDICTS = ("pass", "fail", "inconclusive", "not applicable")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,7 +63,8 @@ class Claim:
 
 @dataclasses.dataclass(frozen=True)
 class Check:
-    """One verdict: ``pass``, ``fail`` or ``inconclusive``, with what was measured."""
+    """One verdict (:data:`CHECK_VERDICTS`): ``pass``, ``fail``, ``inconclusive`` or ``not applicable``,
+    with what was measured."""
 
     name: str
     verdict: str
@@ -71,7 +78,8 @@ class Check:
 
     @property
     def passed(self) -> bool:
-        return self.verdict == "pass"
+        """Pass, or not applicable (a missing optional dependency fails nothing)."""
+        return self.verdict in ("pass", "not applicable")
 
     def to_dict(self) -> dict[str, Any]:
         d = {k: getattr(self, k) for k in ("name", "verdict", "measured", "predicted", "criterion", "detail", "code")}
@@ -104,7 +112,7 @@ class SuiteResult:
 
     @property
     def controls_detected(self) -> bool:
-        return all(c.control is None or c.control["detected"] for c in self.checks)
+        return all(c.control is None or c.control["detected"] or c.verdict == "not applicable" for c in self.checks)
 
     @property
     def status(self) -> int:
@@ -124,8 +132,9 @@ class SuiteResult:
 
 
 def exit_status(result: SuiteResult) -> int:
-    """0 every check passes (and every control run is detected); 1 some check fails
-    or some control is not detected; 4 none fails but some are inconclusive."""
+    """0 every check passes or is not applicable (and every control run of an applicable check is
+    detected); 1 some check fails or some control is not detected; 4 none fails but some are
+    inconclusive."""
     if any(c.verdict == "fail" for c in result.checks) or not result.controls_detected:
         return 1
     if any(c.verdict == "inconclusive" for c in result.checks):

@@ -7,7 +7,7 @@ one place that orders them; adding a claim adds one line here.
 
 from __future__ import annotations
 
-from . import bounds, comparisons, conservation, delays, exponents, problem, schedules
+from . import bounds, comparisons, conservation, delays, exponents, problem, schedules, worstcase
 
 __all__ = ["CLAIMS", "CHECK_NAMES", "CRITERIA", "BY_NAME"]
 
@@ -20,6 +20,7 @@ CLAIMS = (
     bounds.DESCENT_INEQUALITY,
     bounds.CONSENSUS_BOUND,
     bounds.COMBINED_BOUND,
+    worstcase.WORST_CASE,
     conservation.MASS_CONSERVATION,
     delays.DELAY_ROBUSTNESS,
     delays.DELAY_RATE,

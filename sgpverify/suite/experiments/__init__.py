@@ -26,6 +26,7 @@ from .delays import complete_delays_control, exp_delays
 from .ladders import exp_complexity, exp_rates, exp_speedup
 from .problem import exp_declared
 from .schedules import MIXING_FAMILIES, exp_mixing, exp_weights
+from .worstcase import complete_worstcase_control, exp_worstcase
 
 __all__ = [
     "Experiment",
@@ -46,6 +47,7 @@ __all__ = [
     "exp_complexity",
     "exp_weights",
     "exp_declared",
+    "exp_worstcase",
     "MIXING_FAMILIES",
     "SCALINGS",
     "Scaled",
@@ -132,6 +134,7 @@ EXPERIMENTS = _rows(
     Experiment("complexity", exp_complexity, cost=(3, 4), runs=_own_runs),
     Experiment("weights", exp_weights, always=True),
     Experiment("declared", exp_declared, cost=(1, 1), always=True),
+    Experiment("worstcase", exp_worstcase, cost=(6, 0.1), complete_control=complete_worstcase_control),
 )
 EXPERIMENT_ORDER = tuple(EXPERIMENTS)
 

@@ -1,0 +1,111 @@
+"""The worst-case claim: our derived bound lies above the exact worst case, and a run below it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..records import Claim, make_control
+from .common import all_finite, combine
+
+if TYPE_CHECKING:
+    from ..config import SuiteConfig
+
+__all__ = ["WORST_CASE", "check_worst_case", "PEP_RTOL", "NOT_APPLICABLE"]
+
+#: Relative accuracy of a worst case: Clarabel stops at a relative gap and feasibility of 1e-8, and
+#: the suite's Gram matrices have side m <= 100, so a worst case is good to m * 1e-8 <= 1e-6 (the
+#: reported duality gap is added on top).
+PEP_RTOL = 1e-6
+
+#: The verdict of a check whose optional dependency is missing: it never changes the exit status.
+NOT_APPLICABLE = "not applicable"
+
+
+def check_worst_case(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
+    """Derived bound (c2) >= PEP worst case >= measured average, per schedule and tau."""
+    d = data["worstcase"]
+    if not d.get("available", False):
+        return dict(
+            verdict=NOT_APPLICABLE,
+            measured=d.get("reason", "not applicable"),
+            predicted="-",
+            detail=d.get("reason", "not applicable"),
+            extra={},
+        )
+    drop = data["worstcase"].get("drop_term") or ""
+    verdicts, parts, rows = [], [], []
+    for e in d["entries"]:
+        where = f"{e['label']} tau={e['tau']} (n = {e['n']}, K = {e['K']}, gamma = {e['gamma']:.3g})"
+        wc = e.get("worst_case")
+        derived = e["optimization_terms"] if drop == "consensus" else e["derived"]
+        if wc is None:
+            verdicts.append("inconclusive")
+            parts.append(f"{where}: {e.get('why', 'no worst case')}")
+            continue
+        if not all_finite(wc, derived, e["measured"], e["published"]):
+            verdicts.append("inconclusive")
+            parts.append(f"{where}: a bound, the worst case or the measured average is not finite")
+            continue
+        if e.get("status") != "optimal":
+            verdicts.append("inconclusive")
+            parts.append(f"{where}: the SDP solver ended with status {e.get('status')}")
+            continue
+        gap = abs(e["dual"] - wc) / max(abs(wc), 1e-300) if all_finite(e.get("dual")) else 0.0
+        tol = PEP_RTOL + gap
+        bad = []
+        if derived < wc * (1 - tol):
+            bad.append("the derived bound lies below the worst case: the derivation is wrong")
+        if e["measured"] > wc * (1 + tol):
+            bad.append(
+                "the measured average exceeds the worst case: the problem breaks the class (a declared constant?)"
+            )
+        if e["gamma"] * e["L"] > 1 + tol:
+            verdicts.append("inconclusive")
+            bad.append("gamma L > 1: outside (c2)'s hypothesis")
+        else:
+            verdicts.append("fail" if bad else "pass")
+        reg = {None: "regime unknown", True: "K in its regime", False: "K outside its regime"}[e.get("in_regime")]
+        rows.append(
+            dict(
+                label=e["label"],
+                tau=e["tau"],
+                published=e["published"],
+                derived=derived,
+                worst_case=wc,
+                measured=e["measured"],
+            )
+        )
+        parts.append(
+            f"{where}: published {e['published']:.4g} ({reg}), derived{' without its consensus term' if drop else ''} "
+            f"{derived:.4g}, worst case {wc:.4g} (Gram matrix {e['gram_size']} x {e['gram_size']}), measured "
+            f"{e['measured']:.4g}; derived / worst case = {derived / wc:.3g}" + (f": {'; '.join(bad)}" if bad else "")
+        )
+    ratios = [r["derived"] / r["worst_case"] for r in rows if r["worst_case"] > 0]
+    return dict(
+        verdict=combine(verdicts),
+        measured=f"derived / worst case >= {min(ratios):.3g}" if ratios else "n/a",
+        predicted="measured <= worst case <= derived",
+        detail="; ".join(parts),
+        extra={"rows": rows},
+    )
+
+
+WORST_CASE = Claim(
+    "worst-case",
+    "docs/tightness.md: the exact worst case (performance estimation over L-smooth f_i with the problem's "
+    "Delta, zeta^2 and G_2) of (1/K) sum ||grad f(xbar^k)||^2 lies below the derived bound (c2) and above "
+    "the measured average, at the same (n, K, gamma, L, zeta^2)",
+    ("worstcase",),
+    "derived (c2) / PEP worst case, and measured / worst case, per schedule and tau in pep_taus",
+    "pass iff derived >= worst case (1 - tol) and measured <= worst case (1 + tol) everywhere, tol = 1e-6 + the "
+    "solver's relative duality gap; inconclusive where the solver is not optimal or gamma L > 1; not applicable "
+    "without the pep extra",
+    make_control(
+        "dropped-consensus-term",
+        "the derived bound without its consensus term L^2 (gamma S2 G2 / delta)^2 (a derivation error)",
+        ("worstcase",),
+        drop_term="consensus",
+    ),
+    check_worst_case,
+    uses=("L", "zeta2", "f_lower", "f_star"),
+)
