@@ -509,12 +509,17 @@ def cmd_run(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) -> in
             progress.close()
             if owned:
                 client.close()
-    for path, (result, paths, hit) in zip(a.configs, outs):
+    experiments = [p.experiment for p in planned if not p.companion]
+    for path, exp, (result, paths, hit) in zip(a.configs, experiments, outs):
         state = "cached" if hit else "ran"
         figs = ", ".join(str(p) for p in paths.values()) or "no figures"
         out.write(f"{path}: {state}; {figs}\n")
         for line in _fit_lines(result):
             out.write(f"  {line}\n")
+        if exp == "worstcase":  # the table of docs/tightness.md
+            from ..suite.experiments.worstcase import tightness_table
+
+            out.write("".join(f"  {line}\n" for line in tightness_table(result).splitlines()))
     return 0
 
 
