@@ -141,6 +141,11 @@ CASES = [
     ("distributed-seed-negative", ["distributed", "--seed", "-1"], ["--seed must be an integer >= 0", "got -1"]),
     ("distributed-timeout-nan", ["distributed", "--timeout", "nan"], ["--timeout", "got nan"]),
     (
+        "distributed-hypercube-on-3",
+        ["distributed", "--nproc", "3", "--topology", "hypercube"],
+        ["nodes must be a power of two for a hypercube, got 3"],
+    ),
+    (
         "distributed-check-with-study",
         ["distributed", "--study", "stragglers", "--check", "--out", "{out}"],
         ["--check applies to a single run, not to --study stragglers"],

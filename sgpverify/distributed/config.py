@@ -73,6 +73,9 @@ class RunConfig:
             raise ValueError(f"tau applies to 'sgp' and 'osgp' only, got tau = {self.tau} with {self.algorithm!r}")
         check_choice("delay", self.delay, ("asap", "fixed"))
         check_choice("topology", self.topology, graphs.TOPOLOGY_NAMES)
+        # a schedule that cannot exist on nproc nodes (a hypercube on 3) is refused here, before any
+        # rank starts, not by every rank after the spawn
+        graphs.by_name(self.topology, self.nproc, seed=self.seed)
         check_choice("problem", self.problem, problems.PROBLEM_NAMES)
         check_int("dim", self.dim, min_value=1)
         check_float("step_size", self.step_size, low=0.0, low_open=True)
