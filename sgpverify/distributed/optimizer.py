@@ -239,8 +239,8 @@ class SGPOptimizer(torch.optim.Optimizer):
         return self._xw + self._chan.sent - self._chan.consumed
 
     def _z_old(self) -> torch.Tensor:
-        """What :meth:`_write` put in the tensors (same division, same rounding)."""
-        z = self._xw[: self._d] / self._xw[self._d]
+        """What :meth:`_write` put in the tensors (same de-biasing, same rounding)."""
+        z = self._debiased()
         off = 0
         for t, m in zip(self._tensors, self._numels):
             if t.dtype != self.dtype:
@@ -248,13 +248,18 @@ class SGPOptimizer(torch.optim.Optimizer):
             off += m
         return z
 
+    def _debiased(self) -> torch.Tensor:
+        """z = x * (1 / w): one reciprocal, then a multiplication per entry, as the simulator
+        de-biases (``sgpverify.engine.step.debias``), so that plain SGD keeps its bits."""
+        return self._xw[: self._d] * (1.0 / self._xw[self._d])
+
     def _current(self) -> torch.Tensor:
         return torch.cat([t.detach().reshape(-1).to(self.dtype) for t in self._tensors])
 
     def _write(self) -> None:
         """The tensors (parameters, buffers) get z = x / w."""
         with torch.no_grad():
-            z = self._xw[: self._d] / self._xw[self._d]
+            z = self._debiased()
             off = 0
             for t, m in zip(self._tensors, self._numels):
                 t.copy_(z[off : off + m].view_as(t))
