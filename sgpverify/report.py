@@ -117,7 +117,9 @@ def format_table(checks: Sequence[Check], width: int = 100) -> str:
     Columns: check, verdict, control (its name when detected, ``MISSED name (verdict)``
     when not, ``name (not run)`` for a check that is not applicable) and measured, clipped
     with ``...`` to the width left. The full values, the prediction, the criterion and the
-    code of every check are in ``report.md``.
+    code of every check are in ``report.md``. The check, verdict and control columns are
+    never clipped: the table fits ``width`` when they leave the measured column room for its
+    header (at 80 columns they do for every built-in check).
 
     >>> from sgpverify.suite import Check
     >>> c = Check("mass-conservation", "pass", "mass 1.6e-11, far below tol", "0", "<= tol", "", "x.py:1")

@@ -69,7 +69,7 @@ def test_not_applicable_without_the_extra(monkeypatch):
 
     assert "1 not applicable" in summary_line(result)
     assert "controls detected 1/1" in summary_line(result)
-    assert "c: not applicable" in format_table(result.checks)
+    assert "c (not run)" in format_table(result.checks)
     # an inconclusive check still gives 4, and a failing one 1
     inc = dataclasses.replace(passing, verdict="inconclusive")
     assert suite.SuiteResult(config=CFG, seed=0, checks=(inc, chk), data={}, seconds=0.0).status == 4
