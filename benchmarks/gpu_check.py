@@ -39,6 +39,7 @@ def _throughput_rank(rank, world, device, alg, steps, warmup):
 
     from sgpverify import graphs
     from sgpverify.distributed import SGPOptimizer
+    from sgpverify.distributed.transport import average_gradients
 
     dev = torch.device(device if device == "cpu" else f"cuda:{torch.cuda.current_device()}")
     torch.manual_seed(0)
@@ -57,19 +58,7 @@ def _throughput_rank(rank, world, device, alg, steps, warmup):
         opt.zero_grad()
         torch.nn.functional.cross_entropy(model(X), y).backward()
         if alg == "allreduce":
-            grads = [p.grad for p in model.parameters()]
-            flat = torch.cat([g.reshape(-1) for g in grads])
-            if dist.get_backend() == "gloo" and flat.is_cuda:
-                host = flat.cpu()
-                dist.all_reduce(host)
-                flat.copy_(host)
-            else:
-                dist.all_reduce(flat)
-            flat /= world
-            off = 0
-            for g in grads:
-                g.copy_(flat[off : off + g.numel()].view_as(g))
-                off += g.numel()
+            average_gradients(model.parameters(), world)
         opt.step()
 
     for _ in range(warmup):

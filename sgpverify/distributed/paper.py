@@ -26,6 +26,7 @@ from .. import graphs
 from ..mixing import metropolis_matrix
 from ..validation import check_float, check_int
 from .config import DistributedError, available
+from .transport import average_gradients
 
 __all__ = ["PAPER_ALGORITHMS", "PAPER_REFERENCE", "paper_study", "paper_figure", "paper_table"]
 
@@ -166,15 +167,8 @@ def _paper_rank(rank: int, world: int, setup: dict[str, Any]) -> list[dict[str, 
                     time.sleep(link_delay)  # a synchronous step waits for its slowest link
                 opt.zero_grad()
                 loss_fn(model(X[i]), y[i]).backward()
-                if alg == "allreduce":  # one bucket, as DistributedDataParallel
-                    grads = [p.grad for p in model.parameters()]
-                    flat = torch.cat([g.reshape(-1) for g in grads])
-                    dist.all_reduce(flat)
-                    flat /= world
-                    off = 0
-                    for g in grads:
-                        g.copy_(flat[off : off + g.numel()].view_as(g))
-                        off += g.numel()
+                if alg == "allreduce":
+                    average_gradients(model.parameters(), world)
                 opt.step()
                 if alg == "dpsgd":
                     _load_flat(model, _dpsgd_mix(dist, torch, _flat(model), topo, k, rank))

@@ -173,22 +173,11 @@ def launch(cfg: RunConfig, outdir: str | os.PathLike[str] | None = None) -> Dist
     ok, why = available()
     if not ok:
         raise DistributedError(why)
-    import torch.multiprocessing as mp
 
     tmp = tempfile.mkdtemp(prefix="sgpverify-dist-") if outdir is None else str(outdir)
     port = free_port()
     t0 = time.perf_counter()
-    try:
-        mp.start_processes(
-            _spawn_entry, args=(cfg, tmp, port), nprocs=cfg.nproc, join=True, start_method=start_method()
-        )
-    except mp.ProcessExitedException as exc:
-        raise DistributedError(
-            f"rank {exc.error_index} died (exit code {exc.exit_code}); the other ranks were stopped"
-        ) from None
-    except mp.ProcessRaisedException as exc:
-        last = str(exc).strip().splitlines()[-1]
-        raise DistributedError(f"rank {exc.error_index} failed: {last}; the other ranks were stopped") from None
+    _start(_spawn_entry, (cfg, tmp, port), cfg.nproc)
     wall = time.perf_counter() - t0
     res = _collect(cfg, Path(tmp), wall)
     if outdir is None:
@@ -311,25 +300,26 @@ def spawn(fn: Any, nproc: int, args: tuple = (), timeout: float = 60.0, backend:
     ok, why = available()
     if not ok:
         raise DistributedError(why)
-    import torch.multiprocessing as mp
 
     with tempfile.TemporaryDirectory(prefix="sgpverify-spawn-") as tmp:
-        try:
-            mp.start_processes(
-                _call_entry,
-                args=(fn, nproc, tuple(args), tmp, free_port(), timeout, backend),
-                nprocs=nproc,
-                join=True,
-                start_method=start_method(),
-            )
-        except mp.ProcessExitedException as exc:
-            raise DistributedError(
-                f"rank {exc.error_index} died (exit code {exc.exit_code}); the other ranks were stopped"
-            ) from None
-        except mp.ProcessRaisedException as exc:
-            last = str(exc).strip().splitlines()[-1]
-            raise DistributedError(f"rank {exc.error_index} failed: {last}; the other ranks were stopped") from None
+        _start(_call_entry, (fn, nproc, tuple(args), tmp, free_port(), timeout, backend), nproc)
         return [pickle.loads((Path(tmp) / f"out{r}.pkl").read_bytes()) for r in range(nproc)]
+
+
+def _start(entry: Any, args: tuple, nproc: int) -> None:
+    """Run ``entry(rank, *args)`` on ``nproc`` processes and wait for them; a rank that dies or
+    raises is named in a :class:`DistributedError` (the others are stopped)."""
+    import torch.multiprocessing as mp
+
+    try:
+        mp.start_processes(entry, args=args, nprocs=nproc, join=True, start_method=start_method())
+    except mp.ProcessExitedException as exc:
+        raise DistributedError(
+            f"rank {exc.error_index} died (exit code {exc.exit_code}); the other ranks were stopped"
+        ) from None
+    except mp.ProcessRaisedException as exc:
+        last = str(exc).strip().splitlines()[-1]
+        raise DistributedError(f"rank {exc.error_index} failed: {last}; the other ranks were stopped") from None
 
 
 def start_method() -> str:

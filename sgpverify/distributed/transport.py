@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from ..graphs import Topology
 
-__all__ = ["PushSumChannel", "DELAYS", "init_gloo", "free_port"]
+__all__ = ["PushSumChannel", "DELAYS", "init_gloo", "free_port", "average_gradients"]
 
 #: How a tau-OSGP rank folds messages in: "asap" folds every message that has
 #: arrived and blocks only for one more than tau steps old; "fixed" folds the
@@ -225,6 +225,30 @@ class PushSumChannel:
         """Stop the waiting threads (after a :meth:`flush`)."""
         if self.pool is not None:
             self.pool.shutdown(wait=False)
+
+
+def average_gradients(parameters: Any, world: int) -> None:
+    """AllReduce SGD's communication: replace every gradient by its average over the ranks, in one
+    bucket (one ``all_reduce`` of the concatenated gradients, as DistributedDataParallel does).
+
+    A CUDA bucket is staged through host memory on gloo, which reduces CPU tensors only.
+    """
+    import torch
+    import torch.distributed as dist
+
+    grads = [p.grad for p in parameters]
+    flat = torch.cat([g.reshape(-1) for g in grads])
+    if flat.is_cuda and dist.get_backend() == "gloo":
+        host = flat.cpu()
+        dist.all_reduce(host)
+        flat.copy_(host)
+    else:
+        dist.all_reduce(flat)
+    flat /= world
+    off = 0
+    for g in grads:
+        g.copy_(flat[off : off + g.numel()].view_as(g))
+        off += g.numel()
 
 
 def init_gloo(rank: int, world: int, port: int | None, timeout: float) -> ModuleType:
