@@ -320,22 +320,28 @@ def suite_sizes(quick=False):
     return rows
 
 
+def _step_times(prob, topo, iters):
+    """Wall time of each engine iteration (metrics recorded once): the differences of the
+    progress callback's time stamps."""
+    stamps = [time.perf_counter()]
+    sv.simulate(
+        prob,
+        topo,
+        step_size=0.1,
+        n_iter=iters,
+        record_every=10**9,
+        progress=lambda k: stamps.append(time.perf_counter()),
+    )
+    return np.diff(stamps)
+
+
 def _copies_per_iter(prob, topo, iters, skip, A, B, rounds=2):
     """Median iteration time (iterations ``skip..``) over the median copy time."""
     copy_times, per_iter = [], []
     for _ in range(rounds):
         for _ in range(3):
             copy_times.append(_time(lambda: np.copyto(B, A)))
-        stamps = [time.perf_counter()]
-        sv.simulate(
-            prob,
-            topo,
-            step_size=0.1,
-            n_iter=iters,
-            record_every=10**9,
-            progress=lambda k: stamps.append(time.perf_counter()),
-        )
-        per_iter += list(np.diff(stamps)[skip:])
+        per_iter += list(_step_times(prob, topo, iters)[skip:])
     return statistics.median(per_iter) / statistics.median(copy_times)
 
 
@@ -389,16 +395,7 @@ def random_peer_floor(n=10**6, d=4, iters=40, rounds=3):
         for dst in dsts:
             for name, f in _floor_candidates(A, Y, dst).items():
                 cand.setdefault(name, []).append(_time(f))
-        stamps = [time.perf_counter()]
-        sv.simulate(
-            prob,
-            topo,
-            step_size=0.1,
-            n_iter=iters,
-            record_every=10**9,
-            progress=lambda k: stamps.append(time.perf_counter()),
-        )
-        engine_rounds.append(statistics.median(np.diff(stamps)[1:]))
+        engine_rounds.append(statistics.median(_step_times(prob, topo, iters)[1:]))
     c = min(copy_rounds)
     floors = {name: min(t) / c for name, t in cand.items()}
     best = min(floors, key=floors.get)
