@@ -14,6 +14,7 @@ __all__ = [
     "PlatformMismatchWarning",
     "WorkerDiedError",
     "ClusterError",
+    "UserCodeError",
 ]
 
 
@@ -30,6 +31,25 @@ class MixingAssumptionError(SGPVerifyError, ValueError):
 
 class SimulationDivergedError(SGPVerifyError, ArithmeticError):
     """A simulation produced NaN or infinite values."""
+
+
+class UserCodeError(SGPVerifyError):
+    """The user's code (a problem's method, a problem factory, a schedule callable) raised, or
+    returned what the Problem protocol does not allow.
+
+    ``method`` names the protocol method (``"grad"``, ``"full_grad"``, ``"value"``) where it is
+    one, and ``user_traceback`` holds the user's own traceback as text (empty for an output that
+    was refused), so that the error crosses process boundaries whole. The command line prints
+    both and exits with status 2: a mistake in the user's code, not a bug of sgpverify.
+    """
+
+    def __init__(self, message: str, method: str | None = None, user_traceback: str = "") -> None:
+        super().__init__(message)
+        self.method = method
+        self.user_traceback = user_traceback
+
+    def __reduce__(self):
+        return (type(self), (str(self), self.method, self.user_traceback))
 
 
 class WorkerDiedError(SGPVerifyError, RuntimeError):

@@ -44,7 +44,7 @@ import numpy as np
 from scipy.special import expit
 
 from .constants_check import ConstantEstimate, ConstantsCheck, run_constants_check
-from .validation import check_choice, check_float, check_int
+from .validation import check_choice, check_float, check_int, check_magnitude
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -241,7 +241,7 @@ class QuadraticCosine(_LocalPlusNoise):
         self.dim = check_int("d", d, min_value=1)
         self.alpha = check_float("alpha", alpha, low=0.0)
         self.heterogeneity = check_float("heterogeneity", heterogeneity, low=0.0)
-        self.sigma = check_float("sigma", sigma, low=0.0)
+        self.sigma = check_magnitude("sigma", check_float("sigma", sigma, low=0.0), self.n_nodes * self.dim)
         self.a_min = check_float("a_min", a_min, low=0.0, low_open=True)
         self.a_max = check_float("a_max", a_max, low=self.a_min)
         rng = np.random.default_rng(check_int("seed", seed, min_value=0))
@@ -353,7 +353,7 @@ class DoubleWell(_LocalPlusNoise):
         self.beta = check_float("beta", beta, low=0.0)
         self.s = check_float("s", s, low=0.0, low_open=True)
         self.heterogeneity = check_float("heterogeneity", heterogeneity, low=0.0)
-        self.sigma = check_float("sigma", sigma, low=0.0)
+        self.sigma = check_magnitude("sigma", check_float("sigma", sigma, low=0.0), self.n_nodes * self.dim)
         rng = np.random.default_rng(check_int("seed", seed, min_value=0))
         c = rng.standard_normal((self.n_nodes, self.dim))
         c -= c.mean(axis=0)

@@ -156,3 +156,81 @@ def read_toml(path: str | os.PathLike[str], name: str = "config") -> dict[str, A
         return tomllib.loads(p.read_text())
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"{name} {str(path)!r} is not valid TOML: {exc}") from None
+
+
+#: The largest float64: what a run's sums of squares must stay below.
+FLOAT_MAX = float(np.finfo(float).max)
+
+
+def available_memory() -> int:
+    """Bytes of memory this process can still use: ``MemAvailable`` of ``/proc/meminfo`` (the
+    physical memory where that cannot be read); ``SGPVERIFY_MEMORY`` (bytes) replaces it, to plan
+    for a smaller machine or a share of this one."""
+    import os
+
+    env = os.environ.get("SGPVERIFY_MEMORY")
+    if env:
+        try:
+            return int(float(env))
+        except ValueError:
+            raise ValueError(f"SGPVERIFY_MEMORY must be a number of bytes, got {env!r}") from None
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):  # unknown: nothing is refused
+        return 2**62
+
+
+def format_bytes(n: float) -> str:
+    """``"9.4 GB"``: a byte count in decimal units."""
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n:.0f} B"
+
+
+def check_memory(what: str, need: float, detail: str) -> float:
+    """Raise a ValueError before any work when ``need`` bytes (an estimate of the plan ``what``,
+    from ``detail``: the sizes that drive it) exceed the memory available
+    (:func:`available_memory`); return ``need``.
+
+    Examples
+    --------
+    >>> check_memory("simulate", 1e30, "n = 1e29")
+    Traceback (most recent call last):
+    ...
+    ValueError: simulate needs about 1e+18 TB of memory (n = 1e29), more than the ... available here ...
+    """
+    have = available_memory()
+    if need > have:
+        raise ValueError(
+            f"{what} needs about {format_bytes(need)} of memory ({detail}), more than the {format_bytes(have)} "
+            f"available here (set SGPVERIFY_MEMORY to plan for another machine): reduce the sizes"
+        )
+    return need
+
+
+def check_magnitude(name: str, value: float, count: float, power: int = 2) -> float:
+    """Raise a ValueError unless ``count * |value|^power`` (the sum of ``count`` such terms: squared
+    norms summed over nodes, coordinates and steps) stays finite in float64; return ``value``.
+
+    Examples
+    --------
+    >>> check_magnitude("sigma", 1e200, 160)
+    Traceback (most recent call last):
+    ...
+    ValueError: sigma must keep 160 * sigma^2 finite in float64 (|sigma| <= 1.06e+153), got 1e+200
+    """
+    bound = (FLOAT_MAX / count) ** (1.0 / power)
+    if not abs(value) <= bound:
+        raise ValueError(
+            f"{name} must keep {count:.4g} * {name}^{power} finite in float64 (|{name}| <= {bound:.3g}), "
+            f"got {value:.4g}"
+        )
+    return value

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, TextIO
 import numpy as np
 
 from ..serialize import jsonable
+from ..validation import check_memory
 from .inputs import UsageError, defaults_used, load_matrix, problem_from_args, schedule_from_args
 
 if TYPE_CHECKING:
@@ -160,6 +161,30 @@ def cmd_mixing(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) ->
     return 0 if report.passed else 1
 
 
+def _check_plausible(trace, prob) -> None:
+    """Raise SimulationDivergedError where f(xbar) or ||grad f(xbar)||^2 grew by more than 1/eps
+    over its start (plus the problem's own scales sigma2 + zeta2 + 1): the start is then lost to
+    round-off, a run diverging to finite but absurd values."""
+    from ..errors import SimulationDivergedError
+
+    scale = float(prob.sigma2) + float(prob.zeta2) + 1.0
+    for label, series in (
+        ("f(xbar) - f_lower", np.asarray(trace.value, float) - float(prob.f_lower)),
+        ("||grad f(xbar)||^2", np.asarray(trace.grad_norm_sq, float)),
+    ):
+        s = np.abs(series.reshape(len(trace.iterations), -1)).max(axis=1)
+        limit = (s[0] + scale) / np.finfo(float).eps
+        bad = np.flatnonzero(s > limit)
+        if bad.size:
+            k = int(trace.iterations[bad[0]])
+            raise SimulationDivergedError(
+                f"simulation diverged: {label} = {s[bad[0]]:.3g} at iteration {k}, more than 1/eps = "
+                f"{1 / np.finfo(float).eps:.3g} times its start plus the problem's scale ({s[0] + scale:.3g}): "
+                f"finite, but past any plausible range (step_size = {trace.step_size:g}; problem L = "
+                f"{float(prob.L):.4g}, so a step <= 1/L = {1 / float(prob.L):.4g} is the safe range)"
+            )
+
+
 def cmd_simulate(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) -> int:
     """``sgpverify simulate``: one run of SGP, tau-OSGP or a baseline (exit 2 if it diverges)."""
     from .. import graphs
@@ -170,6 +195,16 @@ def cmd_simulate(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) 
     _delay_arg(a, "simulate")
     if a.nesterov and a.momentum == 0:
         raise UsageError("sgpverify simulate: error: --nesterov needs --momentum > 0, got --momentum 0")
+    record_every = a.record_every if a.record_every is not None else max(1, a.iters // 100)
+    if a.nodes is not None and a.dim is not None:  # before the schedule and the problem are built
+        from ..engine import memory_estimate
+
+        need = memory_estimate(
+            a.nodes, a.dim, replicas=a.replicas, n_iter=a.iters, record_every=record_every, tau=a.tau,
+            momentum=a.momentum > 0,
+        )  # fmt: skip
+        need += 32.0 * a.nodes * a.dim  # a built-in problem's own data: about four copies of the state
+        check_memory("simulate", need, f"--nodes {a.nodes}, --dim {a.dim}, --replicas {a.replicas}, --iters {a.iters}")
     source, n = schedule_from_args(a, "simulate", positive_diagonal=True, seed=a.seed)
     if a.message_loss is not None:
         if a.topology is None:
@@ -180,7 +215,6 @@ def cmd_simulate(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) 
         source = graphs.with_message_loss(source, a.message_loss, seed=a.seed)
     prob = problem_from_args(a, n, a.seed)
     notes = defaults_used(a)
-    record_every = a.record_every if a.record_every is not None else max(1, a.iters // 100)
     bar = None
     if not a.no_progress and a.iters >= 2000:
         from tqdm import tqdm
@@ -212,6 +246,7 @@ def cmd_simulate(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) 
         if bar is not None:
             bar.close()
     trace.check_finite()  # measurements that overflow while the state is still finite: diverged too
+    _check_plausible(trace, prob)  # ... and values that grew past any plausible range
     for w in caught:  # one line each, on stderr
         (err or sys.stderr).write(f"sgpverify simulate: warning: {w.message}\n")
     if a.json:

@@ -44,7 +44,7 @@ The submodules, each importing only those above it:
 from __future__ import annotations
 
 from .kernels import check_kernels_setting
-from .simulation import ALGORITHMS, simulate
+from .simulation import ALGORITHMS, memory_estimate, simulate
 from .trace import Trace
 
-__all__ = ["simulate", "Trace", "ALGORITHMS", "check_kernels_setting"]
+__all__ = ["simulate", "Trace", "ALGORITHMS", "check_kernels_setting", "memory_estimate"]

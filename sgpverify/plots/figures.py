@@ -607,8 +607,23 @@ def render(name: str, data: dict, path: str | os.PathLike) -> str:
     return _DRAW[name](data, path)
 
 
+def usable(data: dict) -> dict:
+    """``data`` without the experiments that have no data to draw: an experiment that diverged or
+    does not apply to the setting holds ``{"error": ...}`` (its checks say why), so the figures that
+    need it are left out and those that only use it (:data:`USES`) draw without it.
+
+    Examples
+    --------
+    >>> sorted(usable({"rates": {"error": "diverged"}, "mixing": {"families": []}}))
+    ['mixing']
+    """
+    return {k: v for k, v in data.items() if not (isinstance(v, dict) and "error" in v)}
+
+
 def render_all(data: dict, outdir: str | os.PathLike) -> dict[str, str]:
-    """Write every figure whose experiments are in ``data`` into ``outdir``; return {name: path}."""
+    """Write every figure whose experiments have data in ``data`` (:func:`usable`) into ``outdir``;
+    return {name: path}."""
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
+    data = usable(data)
     return {name: render(name, data, out / f"{name}.png") for name in FIGURES if all(k in data for k in NEEDS[name])}

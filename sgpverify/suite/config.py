@@ -6,7 +6,7 @@ import dataclasses
 import math
 from typing import TYPE_CHECKING, Any
 
-from ..validation import check_float, check_int, unknown_key
+from ..validation import check_float, check_int, check_magnitude, check_memory, unknown_key
 from .setting import label_of, resolve_problem, resolve_topology
 
 if TYPE_CHECKING:
@@ -261,8 +261,33 @@ def _checks(cfg):
     out += [("taus", taus), ("complexity_budgets", budgets), ("scaling_factor", scaling_factor)]
     out += [schedules("compare_topologies"), schedules("topologies")]
     out += [applies("rows", "rows", "torus"), applies("edge_prob", "p", "erdos-renyi")]
-    out += [("problem", problem)]
+    out += [("sigma", lambda: _magnitude(cfg, "sigma")), ("x0", lambda: _magnitude(cfg, "x0"))]
+    out += [("Ks", lambda: _memory(cfg)), ("problem", problem)]
     return out
+
+
+def _sizes(cfg):
+    """``(n, replicas, K)``: the most nodes, replicas and steps of any run of ``cfg`` (never all
+    in one run: an upper estimate)."""
+    ns = [cfg.n, *cfg.speedup_ns, *cfg.complexity_ns]
+    reps = [getattr(cfg, f.name) for f in dataclasses.fields(cfg) if f.name.endswith("replicas")]
+    return max(ns), max(reps), longest_run(cfg)
+
+
+def _magnitude(cfg, name):
+    """x0 and sigma within float64: the squared norms a run sums over nodes, coordinates and steps
+    (``n d K`` terms of ``x0^2``, of ``sigma^2``) stay finite."""
+    n, _, K = _sizes(cfg)
+    check_magnitude(name, float(getattr(cfg, name)), float(n) * cfg.d * (K + 1))
+
+
+def _memory(cfg):
+    """The longest run with the most nodes and replicas must fit in memory (before any work)."""
+    from ..engine import memory_estimate
+
+    n, R, K = _sizes(cfg)
+    need = memory_estimate(n, cfg.d, replicas=R, n_iter=K, tau=max(cfg.tau, max(cfg.taus)))
+    check_memory("the plan's longest run", need, f"n = {n}, d = {cfg.d}, {R} replicas, K = {K}")
 
 
 def validate_config(

@@ -8,6 +8,7 @@ import time
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from ..sweep import Unit, UnitCache, connect, run_units, unit_key
+from ..usercode import user_error
 from ..validation import check_int
 from .claims import CHECK_NAMES, CLAIMS
 from .config import PRESETS, QUICK, SuiteConfig, config_from_dict, validate_config
@@ -58,6 +59,17 @@ def refuted_constants(data: dict) -> dict[str, str]:
     return out
 
 
+def diverged_where(claim: Claim, data: dict) -> str:
+    """``"diverged in unit rates at iteration 300"``: the first experiment of the claim (or one it takes
+    data from) whose run failed, and the iteration where the engine named one."""
+    for k in list(claim.experiments) + needs_of(claim.experiments):
+        got = data.get(k, {})
+        if "error" in got and not got.get("not_applicable"):
+            at = f" at iteration {got['iteration']}" if got.get("iteration") is not None else ""
+            return f"diverged in unit {k}{at}" if "diverged" in got["error"] else f"failed in unit {k}: {got['error']}"
+    return "a run diverged"
+
+
 def evaluate(claim: Claim, cfg: SuiteConfig, data: dict) -> dict:
     """The check's result dict on ``data``: the claim's check, or inconclusive (saying why)
     where an experiment it reads, or one such an experiment took its data from, has an error."""
@@ -75,7 +87,7 @@ def evaluate(claim: Claim, cfg: SuiteConfig, data: dict) -> dict:
     if errors:
         return dict(
             verdict="inconclusive",
-            measured="a run diverged",
+            measured=diverged_where(claim, data),
             predicted="-",
             detail="; ".join(errors) + " (outside the step-size regime of the analysis: see the effective "
             "step gamma / w_min against 1/L)",
@@ -130,7 +142,13 @@ def run_unit(cfg: SuiteConfig, seed: int, key: str, variant: Variant, needed: di
     """One independent unit of work: experiment ``key`` under ``variant`` (``needed``: the main
     data of the experiments it needs, or None). Deterministic in (cfg, seed, key, variant), so any
     executor gives the same bits; module-level, so picklable."""
-    return run_experiments(cfg, seed, (key,), variant, None, base=needed)[key]
+    try:
+        return run_experiments(cfg, seed, (key,), variant, None, base=needed)[key]
+    except Exception as exc:  # named as the user's where it was raised in their code (crosses processes whole)
+        err = user_error(exc)
+        if err is None or err is exc:
+            raise
+        raise err from None
 
 
 def plan_units(

@@ -167,10 +167,16 @@ def run_experiments(
     for key in keys:
         try:
             run_experiment(cfg, seed, key, variant, progress, base, data, sch)
-        except SimulationDivergedError as exc:
-            # a run that blows up is a finding about the setting (step size, weight floor), not a
-            # user mistake: every check that needs this experiment is inconclusive and says why
-            data[key] = {"error": str(exc)}
+        except ArithmeticError as exc:
+            # a run that blows up (or a solver or a float that overflows on the setting's numbers) is a
+            # finding about the setting (step size, weight floor, magnitudes), not a user mistake nor,
+            # unless a division by zero, a bug: every check that needs this experiment says why
+            if isinstance(exc, ZeroDivisionError):
+                raise
+            why = str(exc) if isinstance(exc, SimulationDivergedError) else f"{type(exc).__name__}: {exc}"
+            data[key] = {"error": why}
+            if getattr(exc, "iteration", None) is not None:
+                data[key]["iteration"] = int(exc.iteration)
         except NotApplicable as exc:
             data[key] = {"error": str(exc), "not_applicable": True}
             if progress:
