@@ -275,3 +275,17 @@ def test_a_run_diverging_to_finite_values_exits_2_naming_the_iteration(capsys):
     assert rc == 2 and "past any plausible range" in err and "at iteration 6" in err
     rc = main(argv + ["--iters", "60", "--step-size", "0.05", "--no-progress"])  # the control: an honest run
     assert rc == 0
+
+
+def test_the_guides_faulty_examples_print_what_the_guide_shows(capsys, monkeypatch):
+    from pathlib import Path
+
+    examples = Path(__file__).resolve().parent.parent / "docs" / "examples"
+    guide = (examples.parent / "guide.md").read_text()
+    monkeypatch.chdir(examples)
+    monkeypatch.syspath_prepend(str(examples))
+    argv = ["simulate", "--dim", "5", "--nodes", "8", "--topology", "exponential", "--iters", "500"]
+    for name in ("flat", "raises"):
+        rc = main(argv + ["--step-size", "0.05", "--problem", f"faulty:{name}"])
+        last = capsys.readouterr().err.strip().splitlines()[-1]
+        assert rc == 2 and last in guide, last
