@@ -18,6 +18,8 @@ from ..mixing import DelayModel, MixingSchedule, as_topology, check_delay_shape,
 from ..problems import check_problem
 from ..usercode import check_outputs
 from ..validation import check_choice, check_float, check_int, check_memory, check_seed
+from .methods import METHODS, Method, method_by_name, run_method
+from .methods.loop import SERIES as METHOD_SERIES
 from .mixers import Mixer, State
 from .step import Stepper
 from .step import debias as debias_into
@@ -79,11 +81,14 @@ def simulate(
         Maximum message delay (tau-OSGP when > 0; "sgp" only).
     delay : {"fixed", "random"}, DelayModel or per-link matrix
         Delay of each message when ``tau > 0``.
-    algorithm : {"sgp", "dpsgd", "allreduce", "local-sgd"}
+    algorithm : {"sgp", "dpsgd", "allreduce", "local-sgd", "push-diging"} or Method
         "sgp": push-sum gossip on ``X - gamma G`` (Algorithm 1); "dpsgd":
         ``X <- W X - gamma G`` with doubly stochastic Metropolis weights;
         "allreduce": exact averaging every step; "local-sgd": local steps,
-        exact averaging every ``average_every`` steps.
+        exact averaging every ``average_every`` steps; "push-diging":
+        gradient tracking over the same push matrices
+        (:class:`~sgpverify.engine.methods.PushDIGing`); or a user's
+        :class:`~sgpverify.engine.methods.Method` object.
     replicas : int
         Independent Monte-Carlo runs in one vectorised pass (gradient noise
         from ``SeedSequence(seed).spawn(replicas)``; graph and delays shared).
@@ -156,7 +161,18 @@ def simulate(
     ((8, 4), True)
     """
     problem = check_problem(problem)
-    algorithm = check_choice("algorithm", algorithm, ALGORITHMS)
+    method = None
+    if isinstance(algorithm, str) and algorithm in METHODS:
+        method = method_by_name(algorithm)
+    elif not isinstance(algorithm, str):
+        if not isinstance(algorithm, Method):
+            raise TypeError(
+                f"algorithm must be one of {', '.join(ALGORITHMS + tuple(METHODS))} or a Method object "
+                f"(name, start, points, step, tracking_error), got {type(algorithm).__name__}"
+            )
+        method = algorithm
+    else:
+        algorithm = check_choice("algorithm", algorithm, ALGORITHMS + tuple(METHODS))
     gamma = check_float("step_size", step_size, low=0.0, low_open=True)
     n_iter = check_int("n_iter", n_iter, min_value=0)
     tau = check_int("tau", tau, min_value=0)
@@ -174,6 +190,13 @@ def simulate(
         record_states=state_every if record_states else False,
     )  # fmt: skip
     check_memory("simulate", need, f"n = {n}, d = {d}, replicas = {R}, {n_iter} iterations, tau = {tau}")
+    if method is not None:
+        return _simulate_method(
+            method, problem, topology, gamma=gamma, n_iter=n_iter, x0=x0, tau=tau, delay=delay, R=R, seed=seed,
+            record_every=record_every, progress=progress,
+            unused={"momentum": beta, "nesterov": nesterov, "send_before_step": send_before_step,
+                    "average_every": average_every, "record_states": record_states, "debias=False": not debias},
+        )  # fmt: skip
     if algorithm != "sgp" and tau > 0:
         raise ValueError(f"tau applies to algorithm 'sgp' only, got tau = {tau} with {algorithm!r}")
     if algorithm != "sgp" and send_before_step:
@@ -312,6 +335,74 @@ def memory_estimate(
         every = 1 if isinstance(record_states, bool) else int(record_states)
         out += state * (records // every + 1)
     return out
+
+
+def _simulate_method(
+    method, problem, topology, *, gamma, n_iter, x0, tau, delay, R, seed, record_every, progress, unused
+):
+    """:func:`simulate` for a :class:`~sgpverify.engine.methods.Method` (``algorithm="push-diging"`` or a
+    user's): the schedule's (delay-augmented) push matrices, the run's gradient streams, the records."""
+    for opt, value in unused.items():
+        if value:
+            raise ValueError(
+                f"{opt} applies to the algorithms of the fused step only, got {opt} = {value!r} with {method.name!r}"
+            )
+    n, d = int(problem.n_nodes), int(problem.dim)
+    topology = as_topology(topology)
+    if isinstance(topology, MixingSchedule):
+        if topology.tau != 0:
+            raise ValueError("pass an un-augmented schedule and tau separately")
+        schedule = topology if tau == 0 else None
+        if schedule is None:
+            raise ValueError(f"tau > 0 with {method.name!r} needs a topology or matrices, got a MixingSchedule")
+    else:
+        schedule = mixing_schedule(topology, tau=tau, delay=delay, seed=seed)
+    if schedule.n != n:
+        raise ValueError(f"topology has {schedule.n} nodes but problem.n_nodes = {n}")
+    X = _initial_state(x0, n, R, d)
+    check_outputs(problem, X[:, 0, :], X.sum(axis=0) / n)
+    ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    rngs = [np.random.default_rng(s) for s in ss.spawn(R)]
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        res = run_method(method, problem, schedule, X, rngs, gamma=gamma, n_iter=n_iter, record_every=record_every,
+                         progress=progress)  # fmt: skip
+    out = {}
+    squeeze = R == 1
+    for name in ("x", "w", "z", "y"):
+        arr = res[name]
+        if arr is None:
+            out[name] = None
+            continue
+        arr = arr.transpose(1, 0, 2) if arr.ndim == 3 else arr.T
+        arr = np.array(arr[0] if squeeze else arr, copy=True)
+        arr.setflags(write=False)
+        out[name] = arr
+    series = {}
+    for name in ("iterations",) + METHOD_SERIES:
+        arr = res[name]
+        arr = np.array(arr[:, 0] if squeeze and arr.ndim == 2 else arr, copy=True)
+        arr.setflags(write=False)
+        series[name] = arr
+    return Trace(
+        algorithm=method.name,
+        problem=getattr(problem, "name", type(problem).__name__),
+        topology=schedule.name,
+        n=n,
+        d=d,
+        replicas=R,
+        step_size=gamma,
+        n_iter=n_iter,
+        tau=tau,
+        delay=schedule.model.name if schedule.model is not None else None,
+        seed=seed if not isinstance(seed, np.random.SeedSequence) else None,
+        effective_step_max=float(gamma / res["w_low"]),
+        state_max=res["state_max"],
+        x=out["x"],
+        w=out["w"],
+        z=out["z"],
+        tracking=out["y"],
+        **series,
+    )
 
 
 def _schedule(topology, algorithm, n, tau, delay, seed):

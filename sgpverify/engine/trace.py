@@ -54,6 +54,11 @@ class Trace:
     that passing it back repeats the run bit for bit.
 
     ``xbar`` always counts the mass in flight (docs/theory.md section 1, "The invariant").
+
+    Gradient tracking (``algorithm="push-diging"``, :mod:`sgpverify.engine.methods`): ``tracking``
+    is the final tracking variable ``y`` of the real nodes, ``tracking_error`` the recorded error
+    of its invariant, ``max |sum_i y_i (in flight included) - sum_i g_i|`` over coordinates;
+    both None for the other algorithms.
     """
 
     algorithm: str
@@ -84,6 +89,8 @@ class Trace:
     z_history: np.ndarray | None = None
     step_sq: np.ndarray | None = None
     state_max: float = math.nan
+    tracking: np.ndarray | None = None
+    tracking_error: np.ndarray | None = None
 
     SERIES = (
         "consensus",
@@ -155,13 +162,16 @@ class Trace:
         out = {
             f.name: getattr(self, f.name)
             for f in dataclasses.fields(self)
-            if f.name not in ("x", "w", "z", "step_sq", "z_history") + self.SERIES + ("iterations",)
+            if f.name
+            not in ("x", "w", "z", "step_sq", "z_history", "tracking", "tracking_error") + self.SERIES + ("iterations",)
         }
         out["final"] = self.final()
         out["iterations"] = self.iterations.tolist()
         out["series"] = {k: getattr(self, k).tolist() for k in self.SERIES}
         if self.step_sq is not None:
             out["series"]["step_sq"] = self.step_sq.tolist()
+        if self.tracking_error is not None:
+            out["series"]["tracking_error"] = self.tracking_error.tolist()
         if states:
             out.update(x=self.x.tolist(), w=self.w.tolist(), z=self.z.tolist())
         return out
