@@ -183,3 +183,16 @@ def test_the_guides_push_diging_example_prints_what_the_guide_shows():
     guide = (root / "docs" / "guide.md").read_text()
     lines = out.strip().splitlines()
     assert len(lines) == 4 and all(line in guide for line in lines), out
+
+
+def test_simulate_command_runs_push_diging_and_prints_its_invariant(capsys):
+    from sgpverify.cli import main
+
+    argv = ["simulate", "--problem", "quadratic-cosine", "--dim", "4", "--nodes", "8", "--topology", "random-peer"]
+    rc = main(
+        argv + ["--iters", "300", "--step-size", "0.05", "--algorithm", "push-diging", "--tau", "1", "--no-progress"]
+    )
+    out = capsys.readouterr().out
+    assert rc == 0 and "push-diging, tau=1" in out
+    err = float(next(line.split()[1] for line in out.splitlines() if line.startswith("tracking_error")))
+    assert err <= roundoff(10.0, 300 * 16)

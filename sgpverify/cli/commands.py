@@ -286,6 +286,9 @@ def cmd_simulate(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) 
             f"{1 / prob.L if prob.L else float('inf'):.4g})",
         ),
     ]
+    if trace.tracking_error is not None:  # gradient tracking: the error of sum_i y_i = sum_i g_i
+        err_t = float(np.max(trace.tracking_error))
+        rows.insert(-2, ("tracking_error", f"{err_t:.3g}   max |sum_i y_i - sum_i g_i| over the records"))
     width = max(len(k) for k, _ in rows)
     out.write("\n".join(f"{k.ljust(width)}  {v}" for k, v in rows) + "\n")
     return 0

@@ -310,6 +310,7 @@ def _add_mixing(sub):
 def _add_simulate(sub):
     """The ``simulate`` subcommand."""
     from ..engine import ALGORITHMS
+    from ..engine.methods import METHODS
 
     s = sub.add_parser(
         "simulate",
@@ -326,7 +327,12 @@ def _add_simulate(sub):
     _float(s, "--step-size", "step size gamma > 0 (required)", required=True, low=0.0, low_open=True, metavar="G")
     _int(s, "--tau", 0, "maximum message delay: tau-OSGP when >= 1 (algorithm sgp; default 0)", default=0)
     s.add_argument("--delay", choices=("fixed", "random"), help="delay model, with --tau >= 1 (default fixed)")
-    s.add_argument("--algorithm", choices=ALGORITHMS, default="sgp", help="one of: %(choices)s (default sgp)")
+    s.add_argument(
+        "--algorithm",
+        choices=ALGORITHMS + tuple(METHODS),
+        default="sgp",
+        help="one of: %(choices)s (default sgp; push-diging: gradient tracking)",
+    )
     _int(s, "--average-every", 1, "local-sgd averaging period H (default 10)", metavar="H")
     _float(
         s,
