@@ -6,6 +6,9 @@ import dataclasses
 import math
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from ..usercode import check_outputs
 from ..validation import check_float, check_int, check_magnitude, check_memory, unknown_key
 from .setting import label_of, resolve_problem, resolve_topology
 
@@ -245,7 +248,10 @@ def _checks(cfg):
         return key, check
 
     def problem():
-        resolve_problem(cfg.problem, cfg)(cfg.n, 0)
+        # what the user's methods return, checked before any unit runs or is cached
+        prob = resolve_problem(cfg.problem, cfg)(cfg.n, 0)
+        x0 = np.full(cfg.d, float(cfg.x0))
+        check_outputs(prob, np.broadcast_to(x0, (cfg.n, cfg.d)), x0[None, :])
 
     out = [("name", name_check), integer("n", 2), integer("d", 1), num("alpha", low=0.0)]
     out += [num("heterogeneity", low=0.0), num("sigma", low=0.0), num("x0"), integer("peers", 1)]
