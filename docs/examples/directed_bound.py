@@ -27,12 +27,10 @@ def needed(alg, topo):
     return f"{hit[0] + 1}" if hit.size else f"> {K}"
 
 
-print(
-    f"n = {n}, d = {d}, eps = {eps}, gamma = {gamma}, L = {prob.L}, sigma2 = {prob.sigma2:.3g}, Delta = {delta_f:.3g}"
-)
-print(
-    f"{'schedule':22s} {'window':>6s} {'kappa_pi':>9s} {'beta_pi':>8s} {'bound scale':>11s} {'SGP':>6s} {'Push-DIGing':>11s}  conditions"
-)
+print(f"n = {n}, d = {d}, eps = {eps}, gamma = {gamma}, L = {prob.L}, sigma2 = {prob.sigma2:.3g}, ", end="")
+print(f"Delta = {delta_f:.3g}")
+head = ("schedule", "window", "kappa_pi", "beta_pi", "bound scale", "SGP", "Push-DIGing")
+print("{:22s} {:>6s} {:>9s} {:>8s} {:>11s} {:>6s} {:>11s}  conditions".format(*head))
 for name in ("exponential", "exponential-irregular", "random-peer", "ring", "erdos-renyi"):
     topo = sv.graphs.by_name(name, n, seed=0)
     e = window_equilibrium(topo)
