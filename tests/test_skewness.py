@@ -63,3 +63,16 @@ def test_the_lower_bound_is_the_papers_expression():
     assert math.isclose(directed_lower_bound(L=L, delta_f=D, sigma2=s2, n=n, eps=eps, eq=e), want, rel_tol=1e-12)
     with pytest.raises(ValueError, match="eps must be"):
         directed_lower_bound(L=L, delta_f=D, sigma2=s2, n=n, eps=0.0, eq=e)
+
+
+@pytest.mark.slow
+def test_the_constants_page_shows_what_the_directed_bound_example_prints():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    script = root / "docs" / "examples" / "directed_bound.py"
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True).stdout
+    page = (root / "docs" / "constants.md").read_text()
+    assert out.strip() and all(line in page for line in out.strip().splitlines())
