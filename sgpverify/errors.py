@@ -15,6 +15,7 @@ __all__ = [
     "WorkerDiedError",
     "ClusterError",
     "UserCodeError",
+    "CacheWarning",
 ]
 
 
@@ -66,6 +67,11 @@ class WorkerDiedError(SGPVerifyError, RuntimeError):
 class ClusterError(SGPVerifyError, ValueError):
     """A dask cluster cannot be used: dask missing, no scheduler at the address, no worker,
     or workers that run other code or library versions."""
+
+
+class CacheWarning(UserWarning):
+    """A cache entry was damaged (a flipped byte, a truncation): it was not used, and the unit
+    was recomputed and its entry rewritten. The message names the file."""
 
 
 class PlatformMismatchWarning(UserWarning):

@@ -24,11 +24,14 @@ import os
 import platform
 import shutil
 import tempfile
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .errors import CacheWarning
+from .outdir import check_out_dir, replace_own_files
 from .serialize import jsonable
-from .sweep import platform_fingerprint, source_hash
+from .sweep import platform_fingerprint, read_entry, source_hash, write_entry
 from .validation import read_toml, unknown_key
 from .version import __version__
 
@@ -185,33 +188,24 @@ def summary_line(result: SuiteResult) -> str:
     return f"{word}: " + ", ".join(parts)
 
 
-def _replace_dir(tmp, final):
-    final = Path(final)
-    if final.exists():
-        old = final.with_name(final.name + ".old-" + next(tempfile._get_candidate_names()))
-        final.rename(old)
-        Path(tmp).rename(final)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        Path(tmp).rename(final)
+def write_report(result: SuiteResult, outdir: str | os.PathLike[str], force: bool = False) -> Path:
+    """Write the full report of a :class:`sgpverify.suite.SuiteResult` into ``outdir``.
 
-
-def write_report(result: SuiteResult, outdir: str | os.PathLike[str]) -> Path:
-    """Write the full report of a :class:`sgpverify.suite.SuiteResult` into ``outdir``."""
+    ``outdir`` is sgpverify's: it is refused when it holds files sgpverify did not write (listed
+    by the ``"files"`` of its ``manifest.json``), unless ``force``, and never is the working
+    directory or a parent of it (:func:`sgpverify.outdir.check_out_dir`). Only the files of
+    the previous report are replaced or removed; the user's stay.
+    """
     from . import plots
 
-    outdir = Path(outdir)
+    outdir = check_out_dir(outdir, force=force, option="outdir")
     outdir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{outdir.name}-", dir=outdir.parent))
     try:
         figs = plots.render_all(result.data, tmp)
         (tmp / "data.json").write_text(json.dumps(jsonable(result.data)))
         (tmp / "checks.json").write_text(json.dumps(jsonable(result.to_dict()), indent=1))
-        (tmp / "manifest.json").write_text(
-            json.dumps(
-                jsonable(manifest(result.config, result.seed, {"seconds": result.seconds}, result.foreign)), indent=1
-            )
-        )
+        man = jsonable(manifest(result.config, result.seed, {"seconds": result.seconds}, result.foreign))
         cfg = result.config
         lines = [
             "# sgpverify verification report",
@@ -280,14 +274,14 @@ def write_report(result: SuiteResult, outdir: str | os.PathLike[str]) -> Path:
             "",
             "- `data.json`: raw results of every experiment",
             "- `checks.json`: the checks and configuration",
-            "- `manifest.json`: configuration, seed, versions, numeric platform",
+            "- `manifest.json`: configuration, seed, versions, numeric platform, and the files sgpverify "
+            "wrote here (the only ones it replaces or removes)",
             "",
         ]
         (tmp / "report.md").write_text("\n".join(lines))
-        _replace_dir(tmp, outdir)
-    except BaseException:
+        replace_own_files(tmp, outdir, man)
+    finally:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return outdir / "report.md"
 
 
@@ -438,6 +432,22 @@ class PlannedConfig:
     parts: list  # [(label, restricted config)]
     units: list  # [sweep.Unit], empty on a cache hit
     companion: bool = False
+    cached: Any = None  # the merged result read from cache_file (a hit), its digest checked
+
+
+def _read_result(cfile: Path | None) -> Any:
+    """The merged result cached in ``cfile`` (its digest checked: a damaged file is warned about
+    and recomputed, never used nor fatal), or None."""
+    if cfile is None:
+        return None
+    payload = read_entry(cfile, cfile.name)
+    if payload is None:
+        return None
+    try:
+        return json.loads(payload)
+    except ValueError:  # whole and matching, yet not JSON: written by other code
+        warnings.warn(f"damaged cache entry {cfile} (not JSON): not used, recomputed", CacheWarning, stacklevel=2)
+        return None
 
 
 def plan_configs(
@@ -460,7 +470,8 @@ def plan_configs(
         for e in [exp, *uses]:
             stem = Path(path).stem + ("" if e == exp else f"-{e}")
             cfile = None if cache_dir is None else Path(cache_dir) / f"{stem}-{_cache_key(e, cfg, seed)}.json"
-            hit = cfile is not None and cfile.is_file()
+            cached = _read_result(cfile)
+            hit = cached is not None
             parts = [] if hit else split_config(e, cfg)
             setting = suite.setting_code(cfg) if cache_dir is not None and not hit else None
             units = []
@@ -473,7 +484,9 @@ def plan_configs(
                 name = f"{Path(path).name}: {e}" + (f" [{label}]" if label else "")
                 units.append(Unit(name, experiment_unit, (e, sub, seed), key))
             planned.append(
-                PlannedConfig(Path(path), e, cfg, seed, figures if e == exp else [], cfile, hit, parts, units, e != exp)
+                PlannedConfig(
+                    Path(path), e, cfg, seed, figures if e == exp else [], cfile, hit, parts, units, e != exp, cached
+                )
             )
     return planned
 
@@ -523,16 +536,13 @@ def run_configs(
     results = []
     for p in planned:
         if p.hit:
-            result = json.loads(p.cache_file.read_text())
+            result = p.cached
         else:
             mine, done = done[: len(p.units)], done[len(p.units) :]
             result = merge_units(p.experiment, p.config, mine)
             # a result with units of another numeric platform is not this platform's: not cached
             if p.cache_file is not None and not any(u.name in foreign for u in p.units):
-                p.cache_file.parent.mkdir(parents=True, exist_ok=True)
-                tmpf = p.cache_file.with_suffix(".tmp")
-                tmpf.write_text(json.dumps(result))
-                tmpf.replace(p.cache_file)
+                write_entry(p.cache_file, p.cache_file.name, json.dumps(result).encode())
         results.append(result)
     # every figure is drawn into a temporary sibling first: a figure that fails leaves none behind
     out = Path(out)

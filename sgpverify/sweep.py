@@ -47,7 +47,7 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import ClusterError, PlatformMismatchWarning, WorkerDiedError
+from .errors import CacheWarning, ClusterError, PlatformMismatchWarning, WorkerDiedError
 from .fingerprint import platform_fingerprint
 from .version import __version__
 
@@ -180,12 +180,71 @@ def code_fingerprint(obj: object) -> str | None:
 # ---------------------------------------------------------------- the cache
 
 
+#: The first line of a unit cache entry; then the SHA-256 of its key and payload, then the payload.
+ENTRY_MAGIC = b"sgpverify-unit 1\n"
+
+
+def _digest(key: str, payload: bytes) -> str:
+    return hashlib.sha256(key.encode() + b"\0" + payload).hexdigest()
+
+
+def _damaged(path: Path, why: str) -> None:
+    warnings.warn(f"damaged cache entry {path} ({why}): not used, recomputed and rewritten", CacheWarning, stacklevel=3)
+
+
+def write_entry(path: str | os.PathLike[str], key: str, payload: bytes) -> None:
+    """Write ``payload`` under ``key`` with its digest to ``path``, atomically (a temporary file in
+    the same directory, flushed, then renamed): the entry is whole or absent."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(ENTRY_MAGIC + _digest(key, payload).encode() + b"\n" + payload)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def read_entry(path: str | os.PathLike[str], key: str) -> bytes | None:
+    """The payload of the entry at ``path`` if it is whole and its digest matches ``key`` and the
+    payload; None where there is none. A damaged entry (a flipped byte, a truncation, another
+    key) is never returned: a one-line :class:`~sgpverify.errors.CacheWarning` names the file."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        _damaged(path, f"unreadable: {exc.strerror or exc}")
+        return None
+    head, sep, rest = raw.partition(b"\n")
+    digest, sep2, payload = rest.partition(b"\n")
+    if head + b"\n" != ENTRY_MAGIC or not sep or not sep2:
+        _damaged(path, "not a whole entry")
+        return None
+    if digest.decode("ascii", "replace") != _digest(key, payload):
+        _damaged(path, "its digest does not match its key and content")
+        return None
+    return payload
+
+
 class UnitCache:
     """Finished units on disk: ``DIR/units/NAME-KEY.pkl``, each written atomically.
 
     Pickle keeps the results exactly (types included), so a resumed run gives
-    the same bits as an uninterrupted one. Load only caches you wrote: pickle
-    files run code when loaded.
+    the same bits as an uninterrupted one. Every entry carries the SHA-256 of
+    its key and payload (:func:`write_entry`), checked before the payload is
+    unpickled: a damaged or truncated entry is warned about, naming the file,
+    and recomputed, never used. The digest guards against damage, not against
+    a forger: pickle runs code when loaded, so keep the cache in a directory
+    only you (and machines you trust) write.
     """
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
@@ -200,14 +259,16 @@ class UnitCache:
         if unit.key is None:
             return False, None
         p = self.path(unit)
-        try:
-            with open(p, "rb") as f:
-                entry = pickle.load(f)
-        except FileNotFoundError:
+        payload = read_entry(p, unit.key)
+        if payload is None:
             return False, None
-        except Exception:  # unreadable (e.g. written by other code): recomputed and rewritten
+        try:
+            entry = pickle.loads(payload)
+        except Exception as exc:  # whole and matching, yet unreadable here (another library version)
+            _damaged(p, f"{type(exc).__name__} when read")
             return False, None
         if not isinstance(entry, dict) or entry.get("key") != unit.key:
+            _damaged(p, "another unit's entry")
             return False, None
         return True, entry["value"]
 
@@ -215,25 +276,8 @@ class UnitCache:
         """Write the entry to a temporary file in the same directory, then rename it into place."""
         if unit.key is None:
             return
-        self.directory.mkdir(parents=True, exist_ok=True)
-        final = self.path(unit)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".pkl", dir=self.directory)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                _dump({"key": unit.key, "name": unit.name, "value": value}, f)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, final)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
-
-
-def _dump(obj, f):
-    pickle.dump(obj, f, protocol=pickle.HIGHEST_PROTOCOL)
+        payload = pickle.dumps({"key": unit.key, "name": unit.name, "value": value}, protocol=pickle.HIGHEST_PROTOCOL)
+        write_entry(self.path(unit), unit.key, payload)
 
 
 # ---------------------------------------------------------------- running

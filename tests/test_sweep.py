@@ -7,7 +7,6 @@ The dask tests skip without the ``cluster`` extra (``pip install -e ".[cluster]"
 import dataclasses
 import json
 import os
-import pickle
 import subprocess
 import sys
 import time
@@ -17,7 +16,7 @@ from _sweep_helpers import die, slow_then  # module-level: the spawned workers i
 
 from sgpverify import report, suite, sweep
 from sgpverify.cli import main
-from sgpverify.errors import ClusterError, WorkerDiedError
+from sgpverify.errors import CacheWarning, ClusterError, WorkerDiedError
 
 #: a setting small enough for seconds; the units are those of the real suite
 SMALL = dict(
@@ -136,7 +135,7 @@ def test_run_workers_2_gives_the_serial_bits_and_a_rerun_loads_the_cache(run_dir
     assert code == 0
     for n in RUNS:
         [f] = (tmp_path / "c").glob(f"{n[0]}-*.json")
-        assert f.read_text() == unsplit(run_dir / n)  # same bits as one serial unsplit run
+        assert sweep.read_entry(f, f.name).decode() == unsplit(run_dir / n)  # same bits as one serial unsplit run
     n_units = len(list((tmp_path / "c" / "units").glob("*.pkl")))
     assert n_units == sum(len(report.split_config(*report.load_config(run_dir / n)[:2])) for n in RUNS) == 11
     # whole results gone, units kept: the rerun merges the cached units without running any
@@ -236,18 +235,19 @@ def test_cache_entries_are_whole_or_absent(tmp_path, monkeypatch):
     cache.store(unit, {"x": [1.5, 2.0]})
     assert cache.load(unit) == (True, {"x": [1.5, 2.0]})
 
-    def dies_halfway(obj, f):
-        f.write(pickle.dumps(obj)[:20])
+    def dies_halfway(fd):
         raise KeyboardInterrupt  # e.g. Ctrl-C or a full disk in the middle of the write
 
     other = dataclasses.replace(unit, name="speedup (none)")
-    monkeypatch.setattr(sweep, "_dump", dies_halfway)
+    monkeypatch.setattr(sweep.os, "fsync", dies_halfway)
     with pytest.raises(KeyboardInterrupt):
         cache.store(other, {"y": 1})
+    monkeypatch.undo()
     assert not cache.path(other).exists() and not list(cache.directory.glob(".tmp-*"))
     assert cache.load(other) == (False, None)
-    cache.path(other).write_bytes(b"\x80\x05garbage")  # a damaged entry counts as missing
-    assert cache.load(other) == (False, None)
+    cache.path(other).write_bytes(b"\x80\x05garbage")  # a damaged entry is never used, and named
+    with pytest.warns(CacheWarning, match="damaged cache entry .*speedup"):
+        assert cache.load(other) == (False, None)
     assert cache.load(dataclasses.replace(unit, key="j" * 32)) == (False, None)  # other key, same name
 
 
@@ -356,7 +356,7 @@ def test_local_cluster_from_the_command_line(cluster, run_dir, tmp_path, capsys)
     )
     assert code == 0 and "d.toml: ran" in capsys.readouterr().out
     [f] = (tmp_path / "c").glob("d-*.json")
-    assert f.read_text() == unsplit(run_dir / "d.toml")
+    assert sweep.read_entry(f, f.name).decode() == unsplit(run_dir / "d.toml")
 
 
 @pytest.mark.slow  # a second cluster, about 6 s

@@ -87,22 +87,25 @@ class _UnitProgress:
 
 @contextlib.contextmanager
 def _platform_warnings(cmd, err):
-    """Each distinct PlatformMismatchWarning of the block as one stderr line, after it (other warnings as
-    before); none when the block raises (its error is the one line)."""
+    """Each distinct PlatformMismatchWarning and CacheWarning (a damaged cache entry, recomputed) of the
+    block as one stderr line, after it (other warnings as before); none when the block raises (its error
+    is the one line)."""
     import warnings
 
-    from ..errors import PlatformMismatchWarning
+    from ..errors import CacheWarning, PlatformMismatchWarning
 
+    ours = (PlatformMismatchWarning, CacheWarning)
     caught = []
     try:
         with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", PlatformMismatchWarning)
+            for cls in ours:
+                warnings.simplefilter("always", cls)
             yield
     finally:  # shown once the recording has stopped
         for w in caught:
-            if not issubclass(w.category, PlatformMismatchWarning):
+            if not issubclass(w.category, ours):
                 warnings.showwarning(w.message, w.category, w.filename, w.lineno)
-    mine = [str(w.message) for w in caught if issubclass(w.category, PlatformMismatchWarning)]
+    mine = [str(w.message) for w in caught if issubclass(w.category, ours)]
     for line in dict.fromkeys(mine):
         err.write(f"sgpverify {cmd}: warning: {line}\n")
 
@@ -329,11 +332,20 @@ def _suite_config(a):
 
 
 def _check_dirs(a, cmd):
-    """--out and --cache must be directories (or not exist yet): checked before any work."""
-    for opt in ("out", "cache"):
-        path = getattr(a, opt, None)
-        if path is not None and Path(path).exists() and not Path(path).is_dir():
-            raise UsageError(f"sgpverify {cmd}: error: --{opt} must be a directory, got existing file {path!r}")
+    """--out and --cache, checked before any work: directories this process can create and write;
+    verify's --out never the working directory or a parent of it, and refused when it holds files
+    sgpverify did not write, unless --force."""
+    from ..outdir import check_out_dir, check_writable_dir
+
+    try:
+        if cmd == "verify":
+            check_out_dir(a.out, force=a.force, option="--out")
+        elif getattr(a, "out", None) is not None:
+            check_writable_dir(a.out, "--out")
+        if getattr(a, "cache", None) is not None and not getattr(a, "no_cache", False):
+            check_writable_dir(a.cache, "--cache")
+    except ValueError as exc:
+        raise UsageError(f"sgpverify {cmd}: error: {exc}") from None
 
 
 def _table_width(out: TextIO) -> int:
@@ -372,7 +384,7 @@ def cmd_verify(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) ->
             progress.close()
             if owned:
                 client.close()
-    report = write_report(result, Path(a.out))
+    report = write_report(result, Path(a.out), force=a.force)
     if a.json:
         d = result.to_dict()
         d["report"] = str(report)
@@ -527,9 +539,10 @@ def cmd_run(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) -> in
 
     cache = _executor_args(a, "run")
     _check_dirs(a, "run")
-    planned = plan_configs(a.configs, cache_dir=cache)
-    client, owned = _connect(a)
     err = err or sys.stderr
+    with _platform_warnings("run", err):
+        planned = plan_configs(a.configs, cache_dir=cache)
+    client, owned = _connect(a)
     progress = _UnitProgress(a, err, sum(len(p.units) for p in planned), "run")
     with _platform_warnings("run", err):
         try:

@@ -415,7 +415,18 @@ def _add_verify(sub):
         metavar="N",
     )
     _add_sweep_options(v)
-    v.add_argument("--out", default="sgpverify-out", metavar="DIR", help="report directory (default sgpverify-out)")
+    v.add_argument(
+        "--out",
+        default="sgpverify-out",
+        metavar="DIR",
+        help="report directory (default sgpverify-out): sgpverify's own; one that holds other files is refused",
+    )
+    v.add_argument(
+        "--force",
+        action="store_true",
+        help="write the report into an --out that holds other files (they stay untouched: only sgpverify's "
+        "own files, listed in its manifest.json, are replaced)",
+    )
     v.add_argument("--json", action="store_true", help='print {"checks": [...], ...} instead of the table')
     _seed(v)
     v.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
