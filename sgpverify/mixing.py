@@ -26,7 +26,7 @@ array([[0.5, 0. , 0.5],
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -181,6 +181,24 @@ def column_sum_tolerance(P: ArrayLike | sp.sparray | sp.spmatrix) -> float:
     return 4.0 * EPS * max(1, int(nnz.max()) if nnz.size else 1)
 
 
+def _check_real(name: str, P: Any) -> Any:
+    """``P``, its real part where it is complex with every imaginary part zero; a complex matrix
+    with an imaginary part is refused (numpy would drop it with only a ComplexWarning)."""
+    data = P.data if sp.issparse(P) else P
+    try:
+        complex_ = np.iscomplexobj(data)
+    except Exception:  # not an array numpy reads: the conversion below names it
+        return P
+    if not complex_:
+        return P
+    imag = np.abs(np.imag(np.asarray(data)))
+    if imag.size and float(imag.max()) != 0.0:
+        raise ValueError(
+            f"{name} must be a real matrix, got complex entries (largest imaginary part {float(imag.max()):.3g})"
+        )
+    return P.real if sp.issparse(P) else np.real(np.asarray(P))
+
+
 def check_column_stochastic(
     P: ArrayLike | sp.sparray | sp.spmatrix,
     atol: float | None = None,
@@ -215,6 +233,7 @@ def check_column_stochastic(
     ...
     ValueError: column 0 of P sums to 0.9 (|1 - sum| = 1.0e-01 > atol = 1.8e-15)
     """
+    P = _check_real(name, P)
     if sp.issparse(P):
         M = sp.csr_array(P, dtype=float)
     else:

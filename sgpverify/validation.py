@@ -153,9 +153,16 @@ def read_toml(path: str | os.PathLike[str], name: str = "config") -> dict[str, A
     if not p.is_file():
         raise ValueError(f"{name} must name an existing TOML file, got {str(path)!r}")
     try:
-        return tomllib.loads(p.read_text())
+        return tomllib.loads(p.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"{name} {str(path)!r} is not valid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"{name} {str(path)!r} is not valid TOML: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset "
+            f"{exc.start})"
+        ) from None
+    except OSError as exc:
+        raise ValueError(f"{name} {str(path)!r} cannot be read: {exc.strerror or exc}") from None
 
 
 #: The largest float64: what a run's sums of squares must stay below.

@@ -173,3 +173,72 @@ def test_run_recomputes_a_damaged_whole_result_and_says_so(tmp_path, capsys):
     assert "warning: damaged cache entry" in out.err and f.name in out.err and "m.toml: ran" in out.out
     assert f.read_bytes() == good  # rewritten, the same bits
     assert main(argv) == 0 and "m.toml: cached" in capsys.readouterr().out  # the control: a whole entry is used
+
+
+# ---------------------------------------------------------------- nothing silently ignored, messages true
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--topology", "torus", "--rows", "3", "--nodes", "16"], "rows must divide n = 16, got 3 (from --rows)"),
+        (["--delay", "random", "--only", "mixing-constants"], "--delay applies to delayed runs"),
+    ],
+)
+def test_verify_refuses_an_option_that_would_be_ignored(home, capsys, argv, message):
+    assert main(["verify", "--quick", "--out", "o", *argv]) == 2
+    assert message in capsys.readouterr().err and not (home / "o").exists()
+
+
+def test_options_that_apply_are_still_taken(home, capsys):
+    # the controls: rows that divide n, a delay model that the delay checks use
+    assert main(["verify", *ONLY, "--topology", "torus", "--rows", "2", "--nodes", "16", "--out", "a"]) == 0
+    assert "torus(2x8)" in (home / "a" / "data.json").read_text()
+    cfg = ["--quick", "--no-progress", "--no-cache", "--delay", "random", "--only", "delay-consensus"]
+    assert main(["verify", *cfg, "--out", "b"]) in (0, 4)
+    capsys.readouterr()
+
+
+def test_topology_beside_topologies_in_a_config_is_refused(home, capsys):
+    (home / "t.toml").write_text('topology = "ring"\ntopologies = ["exponential"]\n')
+    assert main(["verify", "--quick", "--config", "t.toml", "--out", "o"]) == 2
+    assert "topology and topologies both set in t.toml" in capsys.readouterr().err
+
+
+def test_a_complex_matrix_is_refused_a_real_one_in_complex_dtype_is_taken():
+    import numpy as np
+
+    import sgpverify as sv
+
+    J = np.full((2, 2), 0.5)
+    with pytest.raises(ValueError, match="P must be a real matrix, got complex entries"):
+        sv.check_mixing(J + 1j * np.eye(2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no ComplexWarning: nothing is dropped
+        assert sv.check_mixing(J + 0j).passed
+    with pytest.raises(ValueError, match="x0 must be real"):
+        sv.simulate(sv.problems.QuadraticCosine(2, 2), J, step_size=0.1, n_iter=2, x0=np.ones(2) * 1j)
+
+
+@pytest.mark.parametrize("topology, nodes", [("exponential", 8), ("ring", 5), ("random-peer", 8), ("exponential", 100)])
+def test_the_least_lyapunov_steps_is_the_documented_one(capsys, topology, nodes):
+    from sgpverify import graphs
+    from sgpverify.assumptions.rates import min_lyapunov_steps
+
+    topo = graphs.by_name(topology, nodes, seed=0)
+    least = min_lyapunov_steps(topo.period)
+    argv = ["mixing", "--topology", topology, "--nodes", str(nodes), "--horizon", "20", "--lyapunov-steps"]
+    assert main(argv + [str(least)]) in (0, 1)  # exactly the least runs
+    if least > 4:
+        assert main(argv + [str(least - 1)]) == 2
+        assert f"--lyapunov-steps must be at least {least} for this schedule" in capsys.readouterr().err
+    assert main(argv + ["3"]) == 2  # below the documented 4 for every schedule
+    capsys.readouterr()
+
+
+def test_a_toml_file_that_is_not_utf8_is_named(home, capsys):
+    (home / "bad.toml").write_bytes(b"n = 8\n\xff\xfe\n")
+    assert main(["verify", "--quick", "--config", "bad.toml", "--out", "o"]) == 2
+    assert "--config 'bad.toml' is not valid TOML: not UTF-8" in capsys.readouterr().err
+    assert main(["run", "bad.toml"]) == 2
+    assert "'bad.toml' is not valid TOML" in capsys.readouterr().err

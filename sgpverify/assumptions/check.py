@@ -32,7 +32,7 @@ from .connectivity import (
 )
 from .constants import nedic_olshevsky_hypotheses, sigma2, theorem1_threshold_log10, theory_constants, weight_floor_ok
 from .contraction import ROUND_OFF_FLOOR, deviation_series, envelope, fit_contraction, max_deviation, validate_envelope
-from .rates import as_schedule, exact_rho, log10_gap, lyapunov_rate_of, rate_bound_valid
+from .rates import as_schedule, exact_rho, log10_gap, lyapunov_rate_of, min_lyapunov_steps, rate_bound_valid
 from .report import MixingReport
 
 if TYPE_CHECKING:
@@ -466,12 +466,19 @@ def _contraction_constants(
 def _rates(matrix_of, S, lyapunov_steps, lyapunov_segments, circulant, seed):
     """The Lyapunov rate (every schedule) and, for a periodic one, the exact rate:
     ``(lyapunov, q_exact, q_exact_method, log q_exact)``, the last three None when aperiodic."""
+    segments = check_int("lyapunov_segments", lyapunov_segments, min_value=2)
     lyap_steps = check_int("lyapunov_steps", lyapunov_steps, min_value=4)
+    least = min_lyapunov_steps(S.period, segments)
+    if lyap_steps < least:
+        raise ValueError(
+            f"lyapunov_steps must be at least {least} for this schedule (a tenth is burn-in, the rest at least 2 "
+            f"segments of whole periods of {S.period} steps), got {lyap_steps}"
+        )
     lyap = lyapunov_rate_of(
         matrix_of if S.period is not None else S.matrix,
         S.N,
         lyap_steps,
-        check_int("lyapunov_segments", lyapunov_segments, min_value=2),
+        segments,
         lyap_steps // 10,
         S.period,
         rng_for(seed, "columns", 7919),

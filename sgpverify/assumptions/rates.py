@@ -128,6 +128,31 @@ class LyapunovRate:
         return {f.name: jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
 
+def _segments(usable: int, segments: int, period: int | None) -> tuple[int, int]:
+    """``(length, count)`` of the segments that ``usable`` steps are cut into: ``segments`` of at
+    least one step (whole periods for a periodic schedule), as many as fit."""
+    seg = max(1, usable // segments)
+    if period:
+        seg = max(period, seg // period * period)
+    return seg, min(segments, usable // seg)
+
+
+def min_lyapunov_steps(period: int | None, segments: int = 10) -> int:
+    """The fewest steps :func:`~sgpverify.check_mixing`'s Lyapunov estimate takes (a tenth of them
+    burn-in, the rest at least 2 segments of whole periods): 4 for an aperiodic schedule, about
+    2.2 periods for a periodic one.
+
+    Examples
+    --------
+    >>> min_lyapunov_steps(None), min_lyapunov_steps(3), min_lyapunov_steps(50)
+    (4, 6, 111)
+    """
+    steps = 4
+    while _segments(steps - steps // 10, segments, period)[1] < 2:
+        steps += 1
+    return steps
+
+
 def lyapunov_rate_of(
     matrix_of: Callable[[int], sp.csr_array],
     N: int,
@@ -159,15 +184,11 @@ def lyapunov_rate_of(
             v -= v.mean()
             v /= np.linalg.norm(v)
     usable = steps - burn_in
-    seg = usable // segments
-    if period and seg:
-        seg = max(period, seg // period * period)
-    m = min(segments, usable // seg) if seg else 0
+    seg, m = _segments(usable, segments, period)
     if m < 2:
         raise ValueError(
-            "steps must leave at least 2 segments (and one step per segment, whole periods) after burn_in, "
-            f"got steps = {steps}, "
-            f"burn_in = {burn_in}, segments = {segments}, period = {period}"
+            "steps must leave at least 2 segments (of whole periods) after burn_in, got steps = "
+            f"{steps}, burn_in = {burn_in}, segments = {segments}, period = {period}"
         )
     block = logs[burn_in : burn_in + m * seg].reshape(m, seg)
     seg_exp = block.mean(axis=1)

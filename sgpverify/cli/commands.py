@@ -143,17 +143,24 @@ def cmd_mixing(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) ->
         )
     source, _ = schedule_from_args(a, "mixing", positive_diagonal=False)
     notes = defaults_used(a)
-    report = check_mixing(
-        source,
-        tau=a.tau,
-        delay=a.delay,
-        horizon=a.horizon,
-        seed=a.seed,
-        weights=a.weights or "push",
-        envelope_horizon=a.envelope_horizon,
-        lyapunov_steps=a.lyapunov_steps,
-        columns=a.columns,
-    )
+    try:
+        report = check_mixing(
+            source,
+            tau=a.tau,
+            delay=a.delay,
+            horizon=a.horizon,
+            seed=a.seed,
+            weights=a.weights or "push",
+            envelope_horizon=a.envelope_horizon,
+            lyapunov_steps=a.lyapunov_steps,
+            columns=a.columns,
+        )
+    except ValueError as exc:  # the bound that depends on the schedule, named as the option
+        if str(exc).startswith("lyapunov_steps "):
+            raise UsageError(
+                f"sgpverify mixing: error: --lyapunov-steps {str(exc)[len('lyapunov_steps ') :]}"
+            ) from None
+        raise
     if a.json:
         d = report.to_dict()
         d["defaults"] = {opt: v["value"] for opt, v in notes.items()}
@@ -308,6 +315,11 @@ def _suite_config(a):
     if a.config is not None:
         raw = read_toml(a.config, "--config")
         if "topology" in raw:
+            if "topologies" in raw:
+                raise UsageError(
+                    f"sgpverify verify: error: topology and topologies both set in {a.config}, got topology = "
+                    f"{raw['topology']!r} and topologies = {raw['topologies']!r}: keep one"
+                )
             raw["topologies"] = [raw.pop("topology")]
         file_keys = set(raw)
         base = config_from_dict(raw, base, source=a.config)
@@ -365,6 +377,13 @@ def cmd_verify(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) ->
     cache = _executor_args(a, "verify")
     _check_dirs(a, "verify")
     cfg = _suite_config(a)
+    if getattr(a, "delay", None) is not None and cfg.tau == 0:  # a delay model no planned run would use
+        delayed = {k for k, _ in plan_units(cfg, a.controls, a.only)} & {"delays", "descent", "worstcase"}
+        if not delayed:
+            raise UsageError(
+                f"sgpverify verify: error: --delay applies to delayed runs, got --delay {a.delay} with --tau 0 "
+                f"and checks that run none (the delay checks, descent-inequality and worst-case do)"
+            )
     err = err or sys.stderr
     client, owned = _connect(a)
     progress = _UnitProgress(a, err, len(plan_units(cfg, a.controls, a.only)), f"verify ({cfg.name})")

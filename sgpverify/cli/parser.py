@@ -295,7 +295,8 @@ def _add_mixing(sub):
         m,
         "--lyapunov-steps",
         4,
-        "steps of the Lyapunov rate estimate, at least 4 (default 2000)",
+        "steps of the Lyapunov rate estimate, at least 4, and for a periodic schedule at least about 2.2 "
+        "periods (a tenth is burn-in, then 2 segments of whole periods; the error names the least) (default 2000)",
         default=2000,
         metavar="S",
     )

@@ -448,8 +448,10 @@ def _initial_state(x0, n, R, d):
     if x0 is None:
         X[...] = 0.0
     else:
+        if np.iscomplexobj(x0) and np.any(np.imag(x0) != 0):
+            raise ValueError(f"x0 must be real, got complex entries {_short(x0)}")
         try:
-            x0 = np.asarray(x0, dtype=float)
+            x0 = np.asarray(np.real_if_close(x0) if np.iscomplexobj(x0) else x0, dtype=float)
         except (TypeError, ValueError):
             raise TypeError(f"x0 must be a numeric array of shape ({d},) or ({n}, {d}), got {_short(x0)}") from None
         if x0.shape == (d,):

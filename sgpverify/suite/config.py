@@ -31,7 +31,9 @@ class SuiteConfig:
     exponential graph (doubly stochastic: weights stay 1) with
     ``exponential-irregular`` (:func:`sgpverify.graphs.irregular_exponential`:
     unequal in-degrees, push-sum weights move, in about [0.45, 1.65]). ``tau``/``delay`` apply to every SGP
-    run of the rate, speedup, Theorem 1 and bound experiments. ``x0 = 0`` starts
+    run of the rate, speedup, Theorem 1 and bound experiments. ``rows`` (a torus) must divide ``n``;
+    at the other n of the speedup and complexity ladders the torus takes these rows where they
+    divide that n, else its default (the divisor of n nearest sqrt(n)). ``x0 = 0`` starts
     at a saddle of the default problem, so that a reported fraction of visited
     points has an indefinite Hessian.
     """
@@ -194,6 +196,8 @@ def _checks(cfg):
     def rows():
         if cfg.rows is not None:
             check_int("rows", cfg.rows, min_value=1)
+            if cfg.n % cfg.rows:  # the main runs' torus: rows x (n / rows)
+                raise ValueError(f"rows must divide n = {cfg.n}, got {cfg.rows}")
 
     def taus():
         t = cfg.taus

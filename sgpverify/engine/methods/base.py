@@ -34,10 +34,13 @@ class MethodState:
 class Method(Protocol):
     """A decentralised method the engine can run (``simulate(..., algorithm=method)``).
 
-    Attributes and methods
-    ----------------------
+    Attributes
+    ----------
     name : str
         Its name in the :class:`~sgpverify.engine.Trace` (``Trace.algorithm``).
+
+    Methods
+    -------
     start(n, X0, grad) -> MethodState
         The state at iteration 0 from the starting points ``X0`` ``(N, R, d)`` (zero rows for the
         messages in flight); ``grad`` as in ``step``, for a method that needs gradients at the start
