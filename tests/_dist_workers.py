@@ -209,3 +209,29 @@ def grad_scaler(rank, world, steps):
     opt.close()
     z = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
     return {"scales": scales, "k": opt.k, "z": z.numpy().copy(), "w": float(opt.weight)}
+
+
+def sgp_until_error(rank, world, port, tau, timeout, queue):
+    """SGPOptimizer steps until an error: reports ("started", rank) after 50 steps, then
+    ("error", rank, time, message) when a peer dies or freezes, and exits with status 1."""
+    import time
+
+    import torch
+
+    from sgpverify import graphs
+    from sgpverify.distributed import SGPOptimizer
+    from sgpverify.distributed.transport import init_gloo
+
+    init_gloo(rank, world, port, 600.0)  # gloo's own timeout far beyond the test's: the exit must not wait for it
+    p = torch.nn.Parameter(torch.ones(4))
+    opt = SGPOptimizer(torch.optim.SGD([p], lr=0.01), graphs.exponential(world), tau=tau, timeout=timeout)
+    try:
+        for k in range(10**7):
+            opt.zero_grad()
+            (p**2).sum().backward()
+            opt.step()
+            if k == 50:
+                queue.put(("started", rank))
+    except Exception as exc:
+        queue.put(("error", rank, time.time(), f"{type(exc).__name__}: {exc}"))
+        raise SystemExit(1) from None

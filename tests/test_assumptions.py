@@ -541,8 +541,10 @@ def test_lyapunov_rate_of_periodic_schedule_is_exact_rate(topo, tau):
 def test_lyapunov_rate_validates_arguments():
     with pytest.raises(ValueError, match="segments must be an integer >= 2, got 1"):
         assumptions.lyapunov_rate(graphs.ring(4), segments=1)
+    # a period of 3 steps: 5 steps (none burnt) hold one segment of whole periods, 6 hold two
     with pytest.raises(ValueError, match="steps must leave at least 2 segments"):
-        assumptions.lyapunov_rate(graphs.ring(4), steps=10, segments=20)
+        assumptions.lyapunov_rate(graphs.exponential(8), steps=5, segments=20)
+    assert assumptions.lyapunov_rate(graphs.exponential(8), steps=6, segments=20).segment_length == 3
 
 
 # ---- the envelope against the fitted pair, and its negative control

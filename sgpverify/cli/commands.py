@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -420,6 +421,9 @@ def cmd_verify(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) ->
 def cmd_distributed(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) -> int:
     """``sgpverify distributed``: one multi-process run (or a study) on torch.distributed."""
     from .. import distributed as D
+
+    if a.verbose:  # read by the rank launcher (sgpverify.distributed.runner.verbose)
+        os.environ["SGPVERIFY_VERBOSE"] = "1"
 
     if a.study is not None:
         _check_dirs(a, "distributed")

@@ -517,6 +517,12 @@ def _add_distributed(sub):
         "--out", default="sgpverify-out", metavar="DIR", help="where the study figure goes (default sgpverify-out)"
     )
     dp.add_argument("--json", action="store_true", help="print one JSON object")
+    dp.add_argument(
+        "--verbose",
+        action="store_true",
+        help="let the ranks' own log lines (torch, gloo) through to the terminal (default: kept out of the "
+        "one-line error)",
+    )
     dp.set_defaults(func=cmd_distributed)
 
 

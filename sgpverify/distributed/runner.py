@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -175,16 +176,15 @@ def launch(cfg: RunConfig, outdir: str | os.PathLike[str] | None = None) -> Dist
         raise DistributedError(why)
 
     tmp = tempfile.mkdtemp(prefix="sgpverify-dist-") if outdir is None else str(outdir)
-    port = free_port()
-    t0 = time.perf_counter()
-    _start(_spawn_entry, (cfg, tmp, port), cfg.nproc)
-    wall = time.perf_counter() - t0
-    res = _collect(cfg, Path(tmp), wall)
-    if outdir is None:
-        import shutil
-
-        shutil.rmtree(tmp, ignore_errors=True)
-    return res
+    try:
+        port = free_port()
+        t0 = time.perf_counter()
+        _start(_spawn_entry, (cfg, tmp, port), cfg.nproc)
+        wall = time.perf_counter() - t0
+        return _collect(cfg, Path(tmp), wall)
+    finally:  # on every path: success, a failed or dead rank, a timeout, Ctrl-C
+        if outdir is None:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -306,11 +306,49 @@ def spawn(fn: Any, nproc: int, args: tuple = (), timeout: float = 60.0, backend:
         return [pickle.loads((Path(tmp) / f"out{r}.pkl").read_bytes()) for r in range(nproc)]
 
 
+def _quiet(rank: int, logdir: str, entry: Any, *args: Any) -> None:
+    """``entry(rank, *args)`` with the rank's standard error (torch's and gloo's C++ log lines)
+    going to ``logdir/rank{rank}.log`` instead of the terminal."""
+    fd = os.open(os.path.join(logdir, f"rank{rank}.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.dup2(fd, 2)
+    os.close(fd)
+    entry(rank, *args)
+
+
+def verbose() -> bool:
+    """Whether the ranks' own log lines (torch, gloo) reach the terminal: ``SGPVERIFY_VERBOSE=1``
+    (``sgpverify distributed --verbose``); else they are kept out of the one-line errors."""
+    return os.environ.get("SGPVERIFY_VERBOSE", "") not in ("", "0")
+
+
 def _start(entry: Any, args: tuple, nproc: int) -> None:
     """Run ``entry(rank, *args)`` on ``nproc`` processes and wait for them; a rank that dies or
-    raises is named in a :class:`DistributedError` (the others are stopped)."""
+    raises is named in a :class:`DistributedError` (the others are stopped).
+
+    torch's error files and the ranks' logs go to a private temporary directory, removed on
+    every path; the ranks' standard error and torch's warnings about stopping them are kept out
+    of the terminal unless :func:`verbose`."""
+    import logging
+
     import torch.multiprocessing as mp
 
+    private = tempfile.mkdtemp(prefix="sgpverify-ranks-")
+    saved_tempdir, log = tempfile.tempdir, logging.getLogger("torch.multiprocessing.spawn")
+    saved_level = log.level
+    loud = verbose()
+    try:
+        tempfile.tempdir = private  # where torch writes its error files
+        if not loud:
+            log.setLevel(logging.ERROR)
+            entry, args = _quiet, (private, entry) + tuple(args)
+        _join(mp, entry, args, nproc)
+    finally:
+        tempfile.tempdir = saved_tempdir
+        log.setLevel(saved_level)
+        shutil.rmtree(private, ignore_errors=True)
+
+
+def _join(mp: Any, entry: Any, args: tuple, nproc: int) -> None:
     try:
         mp.start_processes(entry, args=args, nprocs=nproc, join=True, start_method=start_method())
     except mp.ProcessExitedException as exc:

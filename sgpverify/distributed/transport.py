@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import datetime
 import os
+import queue
 import socket
+import threading
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +35,68 @@ __all__ = ["PushSumChannel", "DELAYS", "init_gloo", "free_port", "average_gradie
 #: message of step s exactly at the end of step s + tau (the simulator's
 #: ``delay="fixed"``: reproducible, for bit-for-bit comparisons).
 DELAYS = ("asap", "fixed")
+
+
+class _Future:
+    """The outcome of one ``work.wait()`` run on a pool thread: ``done()`` and ``result()``."""
+
+    __slots__ = ("_event", "_exc")
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._exc: BaseException | None = None
+
+    def done(self) -> bool:
+        return self._event.is_set()
+
+    def result(self) -> None:
+        if self._exc is not None:
+            raise self._exc
+
+
+class _DaemonPool:
+    """A few **daemon** threads that run ``work.wait()`` for gloo's point-to-point work objects.
+
+    ``concurrent.futures`` threads are joined at interpreter exit: a thread blocked in gloo's wait
+    for a dead or frozen peer then holds the process until gloo's own timeout. Daemon threads do
+    not, so a rank that raised :class:`DistributedError` can exit at once.
+    """
+
+    def __init__(self, max_workers: int, name: str) -> None:
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._threads: list[threading.Thread] = []
+        self._max, self._name, self._busy = max_workers, name, 0
+        self._lock = threading.Lock()
+
+    def submit(self, fn: Any) -> _Future:
+        fut = _Future()
+        with self._lock:
+            self._busy += 1  # waits queued or running: a thread each, up to max_workers
+            if self._busy > len(self._threads) and len(self._threads) < self._max:
+                t = threading.Thread(target=self._loop, name=f"{self._name}-{len(self._threads)}", daemon=True)
+                self._threads.append(t)
+                t.start()
+        self._queue.put((fn, fut))
+        return fut
+
+    def _loop(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            fn, fut = item
+            try:
+                fn()
+            except BaseException as exc:  # handed to the caller through result()
+                fut._exc = exc
+            finally:
+                with self._lock:
+                    self._busy -= 1
+                fut._event.set()
+
+    def shutdown(self) -> None:
+        for _ in self._threads:
+            self._queue.put(None)
 
 
 class PushSumChannel:
@@ -81,8 +145,6 @@ class PushSumChannel:
         delay: str = "asap",
         link_delay: Mapping[tuple[int, int], float] | None = None,
     ) -> None:
-        from concurrent.futures import ThreadPoolExecutor
-
         import torch
         import torch.distributed as dist
 
@@ -94,9 +156,10 @@ class PushSumChannel:
         self.gloo = backend == "gloo"
         # gloo sends host tensors: a device state is staged through host memory
         self.comm_device = torch.device("cpu") if self.gloo else self.device
-        self.pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix=f"sgp-rank{rank}") if self.gloo else None
+        self.pool = _DaemonPool(16, f"sgp-rank{rank}") if self.gloo else None
         self.pending: list[tuple[int, int, Any, Any]] = []  # (step, src, handle, buffer)
-        self.sends: list[tuple[Any, Any]] = []  # (handle, buffer) kept alive until completed
+        self.sends: list[tuple[Any, Any, int, int]] = []  # (handle, buffer, dst, step) kept alive until completed
+        self.last_heard: dict[int, int] = {}  # peer -> step of its last message folded in here
         self.sent = torch.zeros(numel, dtype=dtype, device=self.device)
         self.consumed = torch.zeros(numel, dtype=dtype, device=self.device)
         self.link_delay = {(int(a), int(b)): float(t) for (a, b), t in (link_delay or {}).items()}
@@ -116,6 +179,25 @@ class PushSumChannel:
     def _handle(self, work):
         return self.pool.submit(work.wait) if self.gloo else work
 
+    def _heard(self, peer: int) -> str:
+        """``"its last message folded here: iteration 17"``, or that none was."""
+        s = self.last_heard.get(peer)
+        return "no message from it folded here yet" if s is None else f"its last message folded here: iteration {s}"
+
+    def _post(self, op: str, peer: int, k: int, buf: Any) -> Any:
+        """``dist.isend``/``dist.irecv`` of step k's message to/from ``peer``; a failure names the peer."""
+        fn = self.dist.isend if op == "send" else self.dist.irecv
+        try:
+            if op == "send":
+                return self._handle(fn(buf, dst=self._peer(peer), group=self.group, tag=k))
+            return self._handle(fn(buf, src=self._peer(peer), group=self.group, tag=k))
+        except Exception as exc:
+            what = "sending the message of iteration {} to" if op == "send" else "receiving iteration {} from"
+            raise DistributedError(
+                f"rank {self.rank}: {what.format(k)} rank {peer} failed (rank {peer} dead? {self._heard(peer)}): "
+                f"{_first_line(exc)}"
+            ) from None
+
     @staticmethod
     def _done(h) -> bool:
         return h.done() if hasattr(h, "done") else h.is_completed()
@@ -130,12 +212,11 @@ class PushSumChannel:
         """Step k's gossip, in place on ``state`` (numerator and weight, one tensor):
         keep the self share, send the shares to this step's out-neighbours, and
         post the receives of step k (folded in later by :meth:`fold`)."""
-        torch, dist = self.torch, self.dist
+        torch = self.torch
         out, inn = self.neighbours(k)
         for src in inn:  # post the receives of step k first (the tag identifies the step)
             buf = torch.empty(self.numel, dtype=self.dtype, device=self.comm_device)
-            work = dist.irecv(buf, src=self._peer(src), group=self.group, tag=k)
-            self.pending.append((k, src, self._handle(work), buf))
+            self.pending.append((k, src, self._post("recv", src, k, buf), buf))
         state.mul_(1.0 / (len(out) + 1.0))  # the share of every receiver, this rank's included
         for dst in out:
             buf = state.to(self.comm_device, copy=True)
@@ -143,7 +224,7 @@ class PushSumChannel:
             if wait > 0:
                 self._held.append((time.perf_counter() + wait, dst, k, buf))
             else:
-                self.sends.append((self._handle(dist.isend(buf, dst=self._peer(dst), group=self.group, tag=k)), buf))
+                self.sends.append((self._post("send", dst, k, buf), buf, dst, k))
             self.sent += state
         self._release()
 
@@ -156,20 +237,22 @@ class PushSumChannel:
                 if t > now:
                     time.sleep(t - now)
                     now = time.perf_counter()
-                work = self.dist.isend(buf, dst=self._peer(dst), group=self.group, tag=k)
-                self.sends.append((self._handle(work), buf))
+                self.sends.append((self._post("send", dst, k, buf), buf, dst, k))
             else:
                 keep.append((t, dst, k, buf))
         self._held = keep
         alive = []
-        for h, b in self.sends:
+        for h, b, dst, s in self.sends:
             if self._done(h):
                 try:
                     self._finish(h)
                 except Exception as exc:
-                    raise DistributedError(f"rank {self.rank}: a send failed: {exc}") from None
+                    raise DistributedError(
+                        f"rank {self.rank}: sending the message of iteration {s} to rank {dst} failed (rank {dst} "
+                        f"dead? {self._heard(dst)}): {_first_line(exc)}"
+                    ) from None
             else:
-                alive.append((h, b))
+                alive.append((h, b, dst, s))
         self.sends = alive
 
     def fold(self, k: int, state: Any, timeout: float, upto: int | None = None) -> None:
@@ -189,7 +272,7 @@ class PushSumChannel:
                     if time.perf_counter() > deadline:
                         raise DistributedError(
                             f"rank {self.rank}: message from rank {src} of iteration {s} not received within "
-                            f"{timeout:g} s (rank {src} dead or too slow)"
+                            f"{timeout:g} s (rank {src} dead, frozen or too slow; {self._heard(src)})"
                         )
                     time.sleep(0.0001)
             elif not (upto is None and self.delay == "asap" and self._done(h)):
@@ -200,11 +283,12 @@ class PushSumChannel:
             except Exception as exc:
                 raise DistributedError(
                     f"rank {self.rank}: receiving the message of iteration {s} from rank {src} failed "
-                    f"(rank {src} dead?): {exc}"
+                    f"(rank {src} dead? {self._heard(src)}): {_first_line(exc)}"
                 ) from None
             m = buf if buf.device == state.device else buf.to(state.device)
             state += m
             self.consumed += m
+            self.last_heard[src] = max(s, self.last_heard.get(src, -1))
         self.pending = keep
 
     def flush(self, k: int, state: Any, timeout: float) -> None:
@@ -213,18 +297,28 @@ class PushSumChannel:
         self._release(force=True)
         self.fold(k, state, timeout, upto=k - 1)
         deadline = time.perf_counter() + timeout
-        for h, _ in self.sends:
+        for h, _, dst, s in self.sends:
             while not self._done(h):
                 if time.perf_counter() > deadline:
-                    raise DistributedError(f"rank {self.rank}: a send was not completed within {timeout:g} s")
+                    raise DistributedError(
+                        f"rank {self.rank}: the message of iteration {s} to rank {dst} was not taken within "
+                        f"{timeout:g} s (rank {dst} dead, frozen or too slow; {self._heard(dst)})"
+                    )
                 time.sleep(0.0001)
             self._finish(h)
         self.sends = []
 
     def close(self) -> None:
-        """Stop the waiting threads (after a :meth:`flush`)."""
+        """Stop the waiting threads (after a :meth:`flush`; daemon threads, so a rank whose peer
+        died exits at once even without it)."""
         if self.pool is not None:
-            self.pool.shutdown(wait=False)
+            self.pool.shutdown()
+
+
+def _first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (torch's carry C++ log lines after it)."""
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0] if lines else ''}"
 
 
 def average_gradients(parameters: Any, world: int) -> None:
