@@ -62,6 +62,11 @@ ROUNDOFF = 16
 TAIL_FRACTION = 0.1
 #: Fewest order statistics for a tail test (below it the test is not run and says so).
 MIN_TAIL = 16
+#: A tail of atoms: at most this fraction of distinct values among the ``k + 1`` largest (fixed in advance).
+#: Noise drawn from a finite set (a data set: finite-sum noise) repeats its values exactly, a continuous
+#: distribution never, a heavy-tailed discrete one (Zipf) hardly in its tail. A finite support has a
+#: finite variance, and Hill's estimator (for a regularly varying tail) does not apply to it.
+ATOM_FRACTION = 0.25
 #: Most pairs of sampled points compared (beyond it, a seeded random subset).
 MAX_PAIRS = 4096
 #: Floats per chunk of pairwise differences and of stochastic gradients (memory bound).
@@ -393,14 +398,35 @@ def _tail_test(D, alpha):
         med = np.nanmedian(pos, axis=0)
     Dn = np.where(D > 0, D / np.where(np.isfinite(med) & (med > 0), med, 1.0), 0.0)
     pooled = alpha / 2 if n > 1 else alpha  # one node: the pooled test is the per-node test
-    tests = [(hill_tail_index(Dn, pooled), None)]
-    tests += [(hill_tail_index(Dn[:, :, i], alpha / (2 * n)), i) for i in range(n)] if n > 1 else []
+    groups = [(Dn, pooled, None)] + ([(Dn[:, :, i], alpha / (2 * n), i) for i in range(n)] if n > 1 else [])
+    atoms = [atoms_in_tail(x) for x, _, _ in groups]
+    tests = [(hill_tail_index(x, a), i) for (x, a, i), atom in zip(groups, atoms) if not atom]
     tests = [(r, i) for r, i in tests if r is not None]
     if not tests:
-        return None
+        # every tail a few atoms (finite-sum noise): no heavy-tail finding, and none to make
+        return (False, None, None, 0, 0, None, None) if any(atoms) else None
     (index, upper, k, N), node = min(tests, key=lambda t: t[0][1])
     level = 1 - (pooled if node is None else alpha / (2 * n))
     return upper < 1.0, index, upper, k, N, node, level
+
+
+def atoms_in_tail(values: ArrayLike) -> bool:
+    """Whether the ``k + 1`` largest positive values (Hill's tail, ``k = floor(TAIL_FRACTION N)``)
+    are a few atoms: at most ``ATOM_FRACTION`` of them distinct.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> atoms_in_tail(rng.choice(rng.pareto(0.5, 64), 4096)), atoms_in_tail(rng.pareto(0.5, 4096))
+    (True, False)
+    """
+    x = np.asarray(values, dtype=float).ravel()
+    x = x[np.isfinite(x) & (x > 0)]
+    k = int(TAIL_FRACTION * x.size)
+    if k < MIN_TAIL:
+        return False
+    top = np.partition(x, x.size - k - 1)[x.size - k - 1 :]
+    return np.unique(top).size <= ATOM_FRACTION * (k + 1)
 
 
 def _lower_mean(D, alpha):
@@ -612,11 +638,15 @@ def _entry_sigma2(declared, D, Dlow, alpha, tail, exact, S):
     refuted = lb > declared
     bad = int(np.sum(~np.isfinite(D)))
     tail_txt = "" if not bad else f"; {bad} non-finite deviations ignored"
-    tail_txt += (
-        "; too few positive deviations for the heavy-tail test"
-        if tail is None
-        else f"; heavy-tail test: tail index {tail[1]:.3g}, upper {tail[6]:.4g} bound {tail[2]:.3g}, not below 1"
-    )
+    if tail is None:
+        tail_txt += "; too few positive deviations for the heavy-tail test"
+    elif tail[1] is None:
+        tail_txt += (
+            "; heavy-tail test not applicable: the largest deviations are a few values repeated exactly (noise "
+            "drawn from a finite set, as a data set's: a finite support has a finite variance)"
+        )
+    else:
+        tail_txt += f"; heavy-tail test: tail index {tail[1]:.3g}, upper {tail[6]:.4g} bound {tail[2]:.3g}, not below 1"
     detail = (
         f"{_verdict('sigma2', declared, refuted)}: the noise shows sigma2 >= {_g(lb)} ({conf} lower "
         f"confidence bound of the largest mean of ||g - {ref}||^2 over {n} nodes x {m} points, {S} draws each, "

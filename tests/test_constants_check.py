@@ -487,3 +487,56 @@ def test_exports():
     assert problems.ConstantsCheck is constants_check.ConstantsCheck
     for name in ("check_constants", "ConstantsCheck", "ConstantEstimate"):
         assert name in problems.__all__
+
+
+class FiniteSum(LogSquares):
+    """Finite-sum noise: node i holds ``rows`` data rows; a stochastic gradient is one row's,
+    ``grad f_i(x) + a_ij`` with ``mean_j a_ij = 0``. ``skew``: a few rows with large ``a_ij``, the
+    others small (a data set with outliers: a few heavy atoms). ``zipf``: the control, ``a_ij``
+    scaled by a Zipf draw, discrete with an infinite variance (no finite set)."""
+
+    def __init__(self, n, d, *, rows=64, skew=False, zipf=False, seed=0):
+        super().__init__(n, d, seed=seed)
+        rng = np.random.default_rng(seed + 1)
+        a = rng.standard_normal((n, rows, d)) * (0.02 if skew else 0.3)
+        if skew:
+            a[:, :3, :] = rng.standard_normal((n, 3, d)) * 3.0
+        self.a = a - a.mean(axis=1, keepdims=True)
+        self.zipf = zipf
+        self.sigma2 = math.inf if zipf else float(np.max(np.mean(np.sum(self.a**2, axis=-1), axis=1)))
+
+    def grad(self, z, rng):
+        z = np.asarray(z, dtype=float)
+        j = rng.integers(0, self.a.shape[1], size=z.shape[:-1])  # one row per node (and replica)
+        noise = self.a[np.arange(self.n_nodes), j]  # (..., n, d): node i's row j[..., i]
+        if self.zipf:
+            noise = noise * rng.zipf(1.3, size=z.shape[:-1])[..., None]
+        return 2 * z / (1 + z**2) + self.c + noise
+
+
+@pytest.mark.parametrize("skew", [False, True])
+@pytest.mark.parametrize("local", [True, False])
+def test_finite_sum_noise_is_not_called_infinite_variance(skew, local):
+    # a finite support has a finite variance: the heavy-tail test does not apply to a tail of atoms
+    p = FiniteSum(16, 10, skew=skew)
+    if not local:
+        p.local_grad = None
+    for seed in range(3):
+        r = check_constants(p, seed=seed)
+        assert not r.infinite_variance and "sigma2" not in r.refuted, str(r)
+    if skew:
+        assert "heavy-tail test not applicable" in r.sigma2.detail
+
+
+def test_discrete_noise_with_an_infinite_variance_is_still_refuted():
+    # the control: discrete noise whose tail is not a few atoms (Zipf scaling) keeps the finding
+    p = Declared(FiniteSum(16, 10, zipf=True), sigma2=1e6)
+    r = check_constants(p)
+    assert r.infinite_variance and r.refuted == ("sigma2",)
+
+
+def test_atoms_in_tail_tells_a_finite_set_from_a_continuous_or_heavy_discrete_tail():
+    rng = np.random.default_rng(3)
+    assert constants_check.atoms_in_tail(rng.choice(rng.pareto(0.5, 64), 4096))
+    assert not constants_check.atoms_in_tail(rng.pareto(0.5, 4096))
+    assert not constants_check.atoms_in_tail(rng.zipf(1.3, 4096).astype(float))
