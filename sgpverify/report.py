@@ -188,7 +188,9 @@ def summary_line(result: SuiteResult) -> str:
     return f"{word}: " + ", ".join(parts)
 
 
-def write_report(result: SuiteResult, outdir: str | os.PathLike[str], force: bool = False) -> Path:
+def write_report(
+    result: SuiteResult, outdir: str | os.PathLike[str], force: bool = False, settle: list[str] | None = None
+) -> Path:
     """Write the full report of a :class:`sgpverify.suite.SuiteResult` into ``outdir``.
 
     ``outdir`` is sgpverify's: it is refused when it holds files sgpverify did not write (listed
@@ -266,6 +268,8 @@ def write_report(result: SuiteResult, outdir: str | os.PathLike[str], force: boo
                     f"{c.control['measured']}"
                 )
             lines.append("")
+        if settle:
+            lines += ["## What would settle the rest", ""] + [f"- {s}" for s in settle] + [""]
         lines += ["## Figures", ""]
         for name, path in figs.items():
             lines += [f"### {name}", "", f"![{name}]({Path(path).name})", ""]

@@ -404,13 +404,20 @@ def cmd_verify(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) ->
             progress.close()
             if owned:
                 client.close()
-    report = write_report(result, Path(a.out), force=a.force)
+    settle = []
+    if any(c.verdict == "inconclusive" for c in result.checks):  # what would settle them, with calibrated times
+        from ..suite.hints import calibrate, settle_hints
+
+        settle = [h.line() for h in settle_hints(result, calibrate(cfg, a.seed))]
+    report = write_report(result, Path(a.out), force=a.force, settle=settle)
     if a.json:
         d = result.to_dict()
         d["report"] = str(report)
         out.write(json.dumps(jsonable(d)) + "\n")
     else:
         out.write(format_table(result.checks, width=_table_width(out)) + "\n")
+        if settle:
+            out.write("\nwhat would settle the rest (also in report.md):\n" + "".join(f"  {s}\n" for s in settle))
         out.write(
             f"\n{summary_line(result)}; report: {report} ({result.seconds:.0f} s, preset {cfg.name}, "
             f"seed {a.seed}{progress.note(cache)})\n"

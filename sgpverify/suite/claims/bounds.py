@@ -100,7 +100,14 @@ def check_theorem1(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     in_regime = [v for v in verdicts if v != "outside"]
     if not in_regime:
         verdict = "inconclusive"
+        near = min(((e["threshold"], lab) for lab, e in th["schedules"].items() if e.get("threshold")), default=None)
         measured = "outside the theorem's regime on every schedule"
+        if near is not None:
+            e = th["schedules"][near[1]]
+            measured = (
+                f"outside the theorem's regime: needs K >= {near[0]:.2g} ({near[1].split('(')[0]}, threshold from "
+                f"the envelope C = {e['C']:.3g}, q = {e['q']:.3g}; run up to {cfg.theorem_K_cap})"
+            )
     else:
         verdict = combine(in_regime)
         measured = f"slack {worst:.3g}" if worst is not None else "n/a"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -37,6 +38,7 @@ __all__ = [
     "inconclusive_because",
     "unless_pre_asymptotic",
     "unless_faster",
+    "faster_than_the_bound",
     "leading_regime",
     "unless_pre_asymptotic_in_n",
     "outside_step_regime",
@@ -83,10 +85,9 @@ def exponent_result(
 ) -> dict[str, Any]:
     """The check's dict from per-schedule exponent tests; the headline numbers are the schedule
     farthest from the prediction."""
-    worst = max(tests.values(), key=lambda t: abs(t.exponent - predicted))
-    measured = "; ".join(
-        f"{lab.split('(')[0]} {t.exponent:.3f} [{t.ci_low:.3f}, {t.ci_high:.3f}]" for lab, t in tests.items()
-    )
+    finite = [t for t in tests.values() if math.isfinite(t.exponent)]
+    worst = max(finite or tests.values(), key=lambda t: abs(t.exponent - predicted) if finite else 0.0)
+    measured = "; ".join(_measured(lab.split("(")[0], t) for lab, t in tests.items())
     return dict(
         verdict=combine(verdicts),
         measured=measured,
@@ -99,6 +100,15 @@ def exponent_result(
             "per_schedule": {lab: t.to_dict() for lab, t in tests.items()},
         },
     )
+
+
+def _measured(label: str, t: rates.ExponentTest) -> str:
+    """``"exponential -0.491 [-0.506, -0.477]"``, or, for a test without numbers, what it lacks
+    (``"erdos-renyi not measured: needs K >= 4.1e+03"``): never a NaN."""
+    if math.isfinite(t.exponent):
+        return f"{label} {t.exponent:.3f} [{t.ci_low:.3f}, {t.ci_high:.3f}]"
+    m = re.search(r"needs K >= \S+", t.reason or "")
+    return f"{label} not measured" + (f": the step-size regime {m.group(0)}" if m else f": {t.reason}")
 
 
 def undetermined(
@@ -339,6 +349,22 @@ def unless_pre_asymptotic_in_n(t: rates.ExponentTest, why: str | None) -> rates.
     return inconclusive_because(t, "leading-regime", why)
 
 
+def faster_than_the_bound(t: rates.ExponentTest) -> rates.ExponentTest:
+    """``t``, or, where :func:`unless_faster` found it faster than the band and its whole interval
+    lies below the band too, a pass by the rule ``"faster-than-bound"``: for a rate the analysis
+    only bounds from above (the consensus, O(1/K)), a decay clearly faster over the asymptotic
+    ladder is consistent with it, and the verdict says so."""
+    if t.verdict != "inconclusive" or t.rule != "faster" or not t.ci_high < t.predicted - t.delta:
+        return t
+    return dataclasses.replace(
+        t,
+        verdict="pass",
+        rule="faster-than-bound",
+        reason=f"{t.reason.split('; but ')[0]}; faster than the bound's rate K^{t.predicted:g}, which the analysis "
+        "(an upper bound, O(K^p)) allows",
+    )
+
+
 def unless_faster(t: rates.ExponentTest) -> rates.ExponentTest:
     """``t``, or, where it fails on the fast side (the extrapolated exponent and the last local slope
     below the band), the same test made inconclusive by the rule ``"faster"``: the analysis bounds
@@ -377,8 +403,11 @@ def outside_step_regime(runs: list[dict[str, Any]], L_of: Any) -> str | None:
     if worst is None:
         return None
     eff, L, r = worst
+    # gamma = sqrt(n/K): at the same weight floor the effective step falls below 2/L from K (eff L / 2)^2 on
+    need = r["K"] * (eff * L / 2.0) ** 2
     return (
         f"outside the step-size regime of the analysis: at K = {r['K']} (n = {r['n']}) the effective step "
         f"gamma / w_min = {eff:.3g} exceeds 2/L = {2 / L:.3g}, beyond which a gradient step can diverge "
-        f"(push-sum weights down to {r['weight_min']:.3g})"
+        f"(push-sum weights down to {r['weight_min']:.3g}); with gamma = sqrt(n/K) and that weight floor the "
+        f"regime needs K >= {need:.2g}"
     )

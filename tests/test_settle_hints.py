@@ -1,0 +1,85 @@
+"""Inconclusive verdicts say what would settle them: no NaN as a measurement, the K a regime needs,
+a plan with a calibrated time; and a consensus clearly faster than its bound's rate passes."""
+
+import dataclasses
+import math
+
+import pytest
+
+from sgpverify import rates
+from sgpverify.suite.claims.common import exponent_result, faster_than_the_bound, undetermined, unless_faster
+from sgpverify.suite.hints import SettleHint, settle_hints
+
+
+def _test(exponent, lo, hi, slopes, verdict="fail", rule="band", predicted=-1.0):
+    return rates.ExponentTest(
+        exponent=exponent, ci_low=lo, ci_high=hi, stderr=0.01, predicted=predicted, delta=0.1, omega=0.5,
+        confidence=0.95, local_slopes=tuple(slopes), local_slopes_se=tuple(0.01 for _ in slopes),
+        x_mid=tuple(range(len(slopes))), correction=0.0, gof_pvalue=None, replicas=8, bound_only=False,
+        admissible=None, verdict=verdict, rule=rule, reason="measured",
+    )  # fmt: skip
+
+
+def test_an_undetermined_rate_says_what_it_lacks_never_nan():
+    why = "outside the step-size regime of the analysis: ... the regime needs K >= 4e+04"
+    res = exponent_result({"erdos-renyi(n=16)": undetermined(-0.5, why)}, ["inconclusive"], [why], -0.5)
+    assert "nan" not in res["measured"].lower()
+    assert res["measured"] == "erdos-renyi not measured: the step-size regime needs K >= 4e+04"
+
+
+def test_a_consensus_clearly_faster_than_its_bound_passes_marked_so():
+    t = unless_faster(_test(-1.17, -1.178, -1.163, [-1.2, -1.18, -1.17]))
+    assert t.verdict == "inconclusive" and t.rule == "faster"
+    p = faster_than_the_bound(t)
+    assert p.verdict == "pass" and p.rule == "faster-than-bound" and "faster than the bound's rate" in p.reason
+    # controls: an interval reaching into the band, or a slower decay, is not argued into a pass
+    edge = unless_faster(_test(-1.15, -1.2, -1.05, [-1.2, -1.18, -1.15]))
+    assert faster_than_the_bound(edge).verdict != "pass"
+    slow = _test(-0.6, -0.65, -0.55, [-0.6, -0.6, -0.6])
+    assert faster_than_the_bound(unless_faster(slow)).verdict == "fail"
+
+
+@dataclasses.dataclass
+class _Check:
+    name: str
+    verdict: str
+    measured: str
+    detail: str = ""
+
+
+@dataclasses.dataclass
+class _Result:
+    config: object
+    checks: list
+
+
+def test_hints_plan_the_ladder_the_regime_needs_and_say_when_nothing_settles():
+    from sgpverify.suite import QUICK
+
+    checks = [
+        _Check("stationarity-rate", "inconclusive", "erdos-renyi not measured: the step-size regime needs K >= 4e+04"),
+        _Check("theorem1-bound", "inconclusive", "outside the theorem's regime: needs K >= 7.2e+05 (erdos-renyi, ...)"),
+        _Check("iteration-complexity", "inconclusive", "the problem changes with n"),
+        _Check("topology-ratio", "inconclusive", "ratio limit ring-bidir 3.758"),
+        _Check("mass-conservation", "pass", "mass 1e-12"),
+    ]
+    hints = {h.name: h for h in settle_hints(_Result(QUICK, checks), per_step=(1e-5, 1e-6))}
+    assert set(hints) == {"stationarity-rate", "theorem1-bound", "iteration-complexity", "topology-ratio"}
+    assert hints["stationarity-rate"].config == ("Ks = [65536, 131072, 262144, 524288, 1048576]",)
+    assert hints["theorem1-bound"].config == ("theorem_K_cap = 1048576",)
+    assert (
+        hints["iteration-complexity"].command is None and "no compute settles it" in hints["iteration-complexity"].why
+    )
+    assert hints["topology-ratio"].config == ("topology_Ks = [512, 1024, 2048, 4096, 8192, 16384, 32768]",)
+    secs = hints["stationarity-rate"].seconds
+    assert math.isclose(secs, sum([65536 * 2**i for i in range(5)]) * (1e-5 + 1e-6 * 32) * 2, rel_tol=1e-12)
+    assert "--only stationarity-rate --config settle-stationarity-rate.toml" in hints["stationarity-rate"].line()
+    assert isinstance(hints["theorem1-bound"], SettleHint)
+
+
+@pytest.mark.parametrize("text", ["nan [nan, nan]"])
+def test_the_guides_verify_table_prints_no_nan(text):
+    from pathlib import Path
+
+    guide = (Path(__file__).resolve().parent.parent / "docs" / "guide.md").read_text()
+    assert text not in guide
