@@ -26,13 +26,13 @@ array([[0.5, 0. , 0.5],
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
 
 from .graphs import Topology, normalize_edges
-from .validation import check_choice, check_int, resolve_seed, rng_for
+from .validation import check_choice, check_int, real_matrix, resolve_seed, rng_for
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -181,24 +181,6 @@ def column_sum_tolerance(P: ArrayLike | sp.sparray | sp.spmatrix) -> float:
     return 4.0 * EPS * max(1, int(nnz.max()) if nnz.size else 1)
 
 
-def _check_real(name: str, P: Any) -> Any:
-    """``P``, its real part where it is complex with every imaginary part zero; a complex matrix
-    with an imaginary part is refused (numpy would drop it with only a ComplexWarning)."""
-    data = P.data if sp.issparse(P) else P
-    try:
-        complex_ = np.iscomplexobj(data)
-    except Exception:  # not an array numpy reads: the conversion below names it
-        return P
-    if not complex_:
-        return P
-    imag = np.abs(np.imag(np.asarray(data)))
-    if imag.size and float(imag.max()) != 0.0:
-        raise ValueError(
-            f"{name} must be a real matrix, got complex entries (largest imaginary part {float(imag.max()):.3g})"
-        )
-    return P.real if sp.issparse(P) else np.real(np.asarray(P))
-
-
 def check_column_stochastic(
     P: ArrayLike | sp.sparray | sp.spmatrix,
     atol: float | None = None,
@@ -208,8 +190,7 @@ def check_column_stochastic(
 ) -> sp.csr_array:
     """Validate a user mixing matrix and return it as CSR.
 
-    Checks, in this order: 2-D and square, finite, non-negative, each column
-    summing to 1 within ``atol`` and (by default) a positive diagonal.
+    Checks, in order: real, square, finite, non-negative, column sums 1 within ``atol``, positive diagonal.
 
     Parameters
     ----------
@@ -233,7 +214,7 @@ def check_column_stochastic(
     ...
     ValueError: column 0 of P sums to 0.9 (|1 - sum| = 1.0e-01 > atol = 1.8e-15)
     """
-    P = _check_real(name, P)
+    P = real_matrix(name, P)
     if sp.issparse(P):
         M = sp.csr_array(P, dtype=float)
     else:

@@ -73,6 +73,22 @@ def check_float(
     return value
 
 
+def real_matrix(name: str, P: Any) -> Any:
+    """``P`` (an array or a scipy sparse matrix), its real part where it is complex with every
+    imaginary part zero; a complex ``P`` with an imaginary part is refused, naming ``name`` (numpy
+    would drop it with only a ComplexWarning)."""
+    data = P.data if hasattr(P, "tocsr") else P
+    try:
+        if not np.iscomplexobj(data):
+            return P
+        imag = np.abs(np.imag(np.asarray(data)))
+    except Exception:  # not an array numpy reads: the caller's conversion names it
+        return P
+    if imag.size and float(imag.max()) != 0.0:
+        raise ValueError(f"{name} must be a real matrix, got complex entries (largest imaginary part {imag.max():.3g})")
+    return P.real if hasattr(P, "tocsr") else np.real(np.asarray(P))
+
+
 def check_choice(name: str, value: _T, choices: Collection[_T]) -> _T:
     if value not in choices:
         opts = ", ".join(repr(c) for c in choices)

@@ -408,7 +408,11 @@ def cmd_verify(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) ->
     if any(c.verdict == "inconclusive" for c in result.checks):  # what would settle them, with calibrated times
         from ..suite.hints import calibrate, settle_hints
 
-        settle = [h.line() for h in settle_hints(result, calibrate(cfg, a.seed))]
+        try:
+            per_step = calibrate(cfg, a.seed)
+        except Exception:  # a setting whose run fails (diverges) gets its plans without times; never fatal
+            per_step = None
+        settle = [h.line() for h in settle_hints(result, per_step)]
     report = write_report(result, Path(a.out), force=a.force, settle=settle)
     if a.json:
         d = result.to_dict()
