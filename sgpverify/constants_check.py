@@ -62,6 +62,8 @@ ROUNDOFF = 16
 TAIL_FRACTION = 0.1
 #: Fewest order statistics for a tail test (below it the test is not run and says so).
 MIN_TAIL = 16
+#: Infinite variance needs the largest deviation to keep this share of the sum at every doubling size.
+SETTLE_SHARE = 0.02
 #: Most pairs of sampled points compared (beyond it, a seeded random subset).
 MAX_PAIRS = 4096
 #: Floats per chunk of pairwise differences and of stochastic gradients (memory bound).
@@ -400,7 +402,38 @@ def _tail_test(D, alpha):
         return None
     (index, upper, k, N), node = min(tests, key=lambda t: t[0][1])
     level = 1 - (pooled if node is None else alpha / (2 * n))
-    return upper < 1.0, index, upper, k, N, node, level
+    group = Dn if node is None else Dn[:, :, node]
+    return upper < 1.0 and not _variance_settles(group, k), index, upper, k, N, node, level
+
+
+def _variance_settles(group, k):
+    """Whether squared deviations (S, ...) give no evidence of infinite variance (rules in docs/theory.md).
+
+    Infinite variance needs, beyond Hill's index: no atoms at the top (fewer than
+    half of the ``k + 1`` largest values tie, to 1e-12 relative: finite-sum noise
+    is discrete), and a mean that does not settle over doubling sizes ``S/8, S/4,
+    S/2, S`` (prefixes over the draws): the largest value keeps a share >=
+    ``SETTLE_SHARE`` of the sum at every size (a finite mean makes it fall like 1/N).
+    """
+    S = group.shape[0]
+    if S < 16:
+        return True
+    x = group.reshape(S, -1)
+    flat = x[x > 0]
+    k = min(k, flat.size - 1)
+    top = np.sort(np.partition(flat, flat.size - k - 1)[flat.size - k - 1 :])
+    tie = np.diff(top) <= 1e-12 * np.abs(top[1:])
+    repeated = np.zeros(len(top), dtype=bool)
+    repeated[1:] |= tie
+    repeated[:-1] |= tie
+    if np.sum(repeated) >= len(top) / 2:
+        return True
+    for size in (S // 8, S // 4, S // 2, S):
+        part = x[:size]
+        total = float(np.sum(part))
+        if not total > 0 or float(np.max(part)) / total < SETTLE_SHARE:
+            return True
+    return False
 
 
 def _lower_mean(D, alpha):
@@ -606,7 +639,8 @@ def _entry_sigma2(declared, D, Dlow, alpha, tail, exact, S):
             f"declared sigma2 = {_g(declared)} refuted: the noise variance does not exist: the tail index of "
             f"||g - {'grad f_i' if exact else 'mean g'}||^2 is {index:.3g} < 1 (Hill, top {k} of {N}, {who}; "
             f"upper {level:.4g} bound {upper:.3g}), so the sample variance does not settle as the sample grows "
-            f"(node {i}: {grow} over {sizes} draws)"
+            f"(node {i}: {grow} over {sizes} draws; the largest deviation keeps >= {SETTLE_SHARE:g} of the sum "
+            f"at every doubling, and the top values are distinct, not atoms)"
         )
         return ConstantEstimate("sigma2", declared, math.inf, True, method + ", heavy-tail test", 0.0, detail)
     refuted = lb > declared
