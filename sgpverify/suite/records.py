@@ -63,7 +63,7 @@ class Claim:
 
 
 #: What a check shows in place of a NaN (a value that could not be measured).
-NOT_MEASURED = "not measured (no finite value)"
+NOT_MEASURED = "unmeasured"
 _NAN_WORD = re.compile(r"(?<![A-Za-z_])[-+]?nan(?![A-Za-z_])", re.IGNORECASE)
 
 

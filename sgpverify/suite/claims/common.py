@@ -236,7 +236,7 @@ def fmt(v: float | None) -> str:
     """A number in 3 significant digits, ``None``, or the words for a NaN (no measurement)."""
     if v is None:
         return "None"
-    return "not measured (no finite value)" if v != v else f"{v:.3g}"
+    return "unmeasured" if v != v else f"{v:.3g}"
 
 
 #: The consensus-regime rule of the ratio claims, as the criteria and docs/theory.md state it.
