@@ -36,6 +36,7 @@ import numpy as np
 import scipy.stats
 
 from .serialize import jsonable
+from .tails import MIN_TAIL, SETTLE_SHARE, TAIL_FRACTION, atoms_in_tail, variance_settles
 from .validation import check_float, check_int, rng_for
 
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ __all__ = [
     "ConstantsCheck",
     "run_constants_check",
     "hill_tail_index",
+    "atoms_in_tail",
     "SCALES",
     "ROUNDOFF",
     "TAIL_FRACTION",
@@ -58,15 +60,6 @@ SCALES = (0.01, 0.1, 1.0, 10.0)
 #: Round-off model: every computed gradient component (value) is within ``ROUNDOFF * eps`` times its scale (a
 #: few flops per term, each bounded by the gradient size or the curvature times the coordinate size).
 ROUNDOFF = 16
-#: Hill's estimator uses the largest ``TAIL_FRACTION`` of the positive squared deviations (fixed in advance).
-TAIL_FRACTION = 0.1
-#: Fewest order statistics for a tail test (below it the test is not run and says so).
-MIN_TAIL = 16
-#: A tail of atoms: at most this fraction of distinct values among the ``k + 1`` largest (fixed in advance).
-#: Noise drawn from a finite set (a data set: finite-sum noise) repeats its values exactly, a continuous
-#: distribution never, a heavy-tailed discrete one (Zipf) hardly in its tail. A finite support has a
-#: finite variance, and Hill's estimator (for a regularly varying tail) does not apply to it.
-ATOM_FRACTION = 0.25
 #: Most pairs of sampled points compared (beyond it, a seeded random subset).
 MAX_PAIRS = 4096
 #: Floats per chunk of pairwise differences and of stochastic gradients (memory bound).
@@ -407,26 +400,8 @@ def _tail_test(D, alpha):
         return (False, None, None, 0, 0, None, None) if any(atoms) else None
     (index, upper, k, N), node = min(tests, key=lambda t: t[0][1])
     level = 1 - (pooled if node is None else alpha / (2 * n))
-    return upper < 1.0, index, upper, k, N, node, level
-
-
-def atoms_in_tail(values: ArrayLike) -> bool:
-    """Whether the ``k + 1`` largest positive values (Hill's tail, ``k = floor(TAIL_FRACTION N)``)
-    are a few atoms: at most ``ATOM_FRACTION`` of them distinct.
-
-    Examples
-    --------
-    >>> rng = np.random.default_rng(0)
-    >>> atoms_in_tail(rng.choice(rng.pareto(0.5, 64), 4096)), atoms_in_tail(rng.pareto(0.5, 4096))
-    (True, False)
-    """
-    x = np.asarray(values, dtype=float).ravel()
-    x = x[np.isfinite(x) & (x > 0)]
-    k = int(TAIL_FRACTION * x.size)
-    if k < MIN_TAIL:
-        return False
-    top = np.partition(x, x.size - k - 1)[x.size - k - 1 :]
-    return np.unique(top).size <= ATOM_FRACTION * (k + 1)
+    group = Dn if node is None else Dn[:, :, node]
+    return upper < 1.0 and not variance_settles(group), index, upper, k, N, node, level
 
 
 def _lower_mean(D, alpha):
@@ -632,7 +607,8 @@ def _entry_sigma2(declared, D, Dlow, alpha, tail, exact, S):
             f"declared sigma2 = {_g(declared)} refuted: the noise variance does not exist: the tail index of "
             f"||g - {'grad f_i' if exact else 'mean g'}||^2 is {index:.3g} < 1 (Hill, top {k} of {N}, {who}; "
             f"upper {level:.4g} bound {upper:.3g}), so the sample variance does not settle as the sample grows "
-            f"(node {i}: {grow} over {sizes} draws)"
+            f"(node {i}: {grow} over {sizes} draws; the largest deviation keeps >= {SETTLE_SHARE:g} of the sum "
+            f"at every doubling, and the largest values are distinct, not a few atoms)"
         )
         return ConstantEstimate("sigma2", declared, math.inf, True, method + ", heavy-tail test", 0.0, detail)
     refuted = lb > declared

@@ -204,3 +204,14 @@ def test_rates_outside_the_step_size_regime_are_inconclusive(tiny):
     assert (
         "outside the step-size regime" not in suite.evaluate(suite.BY_NAME["stationarity-rate"], cfg, clean)["detail"]
     )
+
+
+def test_no_nan_is_printed_as_a_measurement():
+    from sgpverify.suite.claims.common import fmt
+    from sgpverify.suite.records import NOT_MEASURED, Check
+
+    c = Check("x", "inconclusive", "slope nan, ratio -nan [nan, 1.2]", "NaN", "c", "d", "code")
+    assert "nan" not in c.measured.lower() and "nan" not in c.predicted.lower()
+    assert c.measured == f"slope {NOT_MEASURED}, ratio {NOT_MEASURED} [{NOT_MEASURED}, 1.2]"
+    assert Check("x", "pass", "nanoseconds: 3, financial", "-", "c", "d", "k").measured == "nanoseconds: 3, financial"
+    assert fmt(float("nan")) == NOT_MEASURED and fmt(0.5) == "0.5" and fmt(float("inf")) == "inf"

@@ -540,3 +540,76 @@ def test_atoms_in_tail_tells_a_finite_set_from_a_continuous_or_heavy_discrete_ta
     assert constants_check.atoms_in_tail(rng.choice(rng.pareto(0.5, 64), 4096))
     assert not constants_check.atoms_in_tail(rng.pareto(0.5, 4096))
     assert not constants_check.atoms_in_tail(rng.zipf(1.3, 4096).astype(float))
+
+
+# --------------------------------------------------------------------------
+# finite sums: discrete, bounded noise is no heavy tail
+# --------------------------------------------------------------------------
+
+
+class FiniteSumLogSquares:
+    """``f_i(x) = (1/R) sum_r [sum_j log(1 + x_j^2) + c_ir^T x]``: a stochastic gradient samples one of R rows.
+
+    ``g_i(x) = 2x / (1 + x^2) + c_ir`` with r uniform over the rows, so the noise ``c_ir - cbar_i`` does
+    not depend on x: ``E||g_i - grad f_i||^2 = mean_r ||c_ir - cbar_i||^2`` exactly, and ``sigma2`` is the
+    largest over the nodes. The rows' sizes are drawn once from a Pareto law of index ``a`` (outlying
+    data rows: a few rows far larger than the rest), the shape that fools a tail-index rule: 64 atoms
+    whose largest values spread like a heavy tail. ``L = 2`` (``log(1 + t^2)`` has curvature <= 2 at
+    t = 0), ``zeta2 = mean_i ||cbar_i||^2`` with ``mean_i cbar_i = 0``, ``f >= 0 = f(0)``.
+    """
+
+    def __init__(self, n, d, *, rows=64, a=1.0, seed=0):
+        rng = np.random.default_rng(seed)
+        c = 0.3 * rng.standard_normal((n, rows, d)) * (rng.pareto(a, (n, rows, 1)) + 1.0)
+        c -= c.mean(axis=(0, 1))  # mean over the nodes of cbar_i is 0
+        cbar = c.mean(axis=1)
+        self.c, self.cbar, self.rows, self.n_nodes, self.dim = c, cbar, rows, n, d
+        self.L, self.f_lower, self.f_star = 2.0, 0.0, 0.0
+        self.zeta2 = float(np.mean(np.sum(cbar**2, axis=1)))
+        self.sigma2 = float(np.max(np.mean(np.sum((c - cbar[:, None, :]) ** 2, axis=2), axis=1)))
+
+    def local_grad(self, z):
+        z = np.asarray(z, dtype=float)
+        return 2 * z / (1 + z**2) + self.cbar
+
+    def grad(self, z, rng):
+        z = np.asarray(z, dtype=float)
+        r = rng.integers(0, self.rows, size=z.shape[:-1])  # one row per (draw, node)
+        return 2 * z / (1 + z**2) + self.c[np.arange(self.n_nodes), r]
+
+    def full_grad(self, x):
+        x = np.asarray(x, dtype=float)
+        return 2 * x / (1 + x**2)
+
+    def value(self, x):
+        return np.sum(np.log1p(np.asarray(x, dtype=float) ** 2), axis=-1)
+
+
+@pytest.mark.parametrize("rows,a", [(64, 1.0), (64, 0.7), (8, 1.0)])
+@pytest.mark.parametrize("local", [True, False])
+def test_finite_sum_rows_of_pareto_sizes_are_not_called_infinite_variance(rows, a, local):
+    # before the atom and settling rules, Hill's index here was about 0.2 and sigma2 was "refuted"
+    p = FiniteSumLogSquares(16, 10, rows=rows, a=a)
+    if not local:
+        p = NoLocal(p)
+    for kw in ({}, {"samples": 4096, "noise_points": 1}):
+        r = check_constants(p, **kw)
+        assert not r.infinite_variance, r.sigma2.detail
+        assert r.passed, r.report()
+
+
+def test_finite_sum_with_understated_sigma2_is_still_refuted():
+    p = FiniteSumLogSquares(16, 10)
+    r = check_constants(Declared(p, sigma2=p.sigma2 / 4))
+    assert r.refuted == ("sigma2",) and not r.infinite_variance
+
+
+def test_atoms_at_the_top_are_no_evidence_of_a_heavy_tail():
+    # a two-atom law: a tail of atoms marks a finite support, and its mean settles too
+    from sgpverify.tails import atoms_in_tail, variance_settles
+
+    rng = np.random.default_rng(0)
+    group = np.where(rng.random((4096, 1)) < 0.1, 1000.0, 1.0)
+    assert atoms_in_tail(group) and variance_settles(group)
+    continuous = rng.pareto(0.5, (4096, 1)) + 1.0  # no ties: both rules find it heavy and unsettled
+    assert not atoms_in_tail(continuous) and not variance_settles(continuous)

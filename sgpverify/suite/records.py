@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import os
+import re
 from typing import Any, Callable
 
 from ..version import __version__
@@ -61,6 +62,11 @@ class Claim:
     uses: tuple = ()
 
 
+#: What a check shows in place of a NaN (a value that could not be measured).
+NOT_MEASURED = "unmeasured"
+_NAN_WORD = re.compile(r"(?<![A-Za-z_])[-+]?nan(?![A-Za-z_])", re.IGNORECASE)
+
+
 @dataclasses.dataclass(frozen=True)
 class Check:
     """One verdict (:data:`CHECK_VERDICTS`): ``pass``, ``fail``, ``inconclusive`` or ``not applicable``,
@@ -75,6 +81,11 @@ class Check:
     code: str
     extra: dict = dataclasses.field(default_factory=dict)
     control: dict | None = None
+
+    def __post_init__(self):
+        # a NaN is no measurement: say so in words wherever a claim formatted one
+        for key in ("measured", "predicted"):
+            object.__setattr__(self, key, _NAN_WORD.sub(NOT_MEASURED, getattr(self, key)))
 
     @property
     def passed(self) -> bool:

@@ -243,8 +243,10 @@ def series(runs: Iterable[Mapping[str, Any]], key: str, Ks: Iterable[int]) -> np
 
 
 def fmt(v: float | None) -> str:
-    """A number in 3 significant digits, or ``None``."""
-    return "None" if v is None else f"{v:.3g}"
+    """A number in 3 significant digits, ``None``, or the words for a NaN (no measurement)."""
+    if v is None:
+        return "None"
+    return "unmeasured" if v != v else f"{v:.3g}"
 
 
 #: The consensus-regime rule of the ratio claims, as the criteria and docs/theory.md state it.
