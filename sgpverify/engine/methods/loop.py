@@ -10,20 +10,11 @@ import numpy as np
 from ... import metrics
 from ...errors import SimulationDivergedError
 from ...mixing import MixingSchedule
+from ..trace import Trace
 from .base import Method
 
-SERIES = (
-    "consensus",
-    "grad_norm_sq",
-    "value",
-    "mass_error",
-    "weight_error",
-    "weight_min",
-    "weight_max",
-    "mass_lost",
-    "weight_lost",
-    "tracking_error",
-)
+#: The recorded series: the Trace's, and the error of the method's invariant.
+SERIES = Trace.SERIES + ("tracking_error",)
 
 
 def run_method(
