@@ -13,7 +13,7 @@ not the seconds):
    run, interleaved. Also a straightforward numpy step as the reference. Target:
    <= 5 copies.
 3. **growth** of the time per iteration with n, d and tau.
-4. **suite sizes** (issue 11, item 1; n = 16, d = 10, R = 8 and 64 replicas,
+4. **suite sizes** (n = 16, d = 10, R = 8 and 64 replicas,
    QuadraticCosine, metrics recorded every step as the suite does): the engine
    against a plain dense numpy SGP loop doing the same work per step (de-bias,
    per-replica gradients from the same streams, ``Y = X - gamma G``,
@@ -451,7 +451,7 @@ def mixing_memory(n=10**6, horizon=100, topology="exponential", columns=None):
     }
 
 
-#: The targets of issues 11 and 23: (key, what, limit). Each is a ratio against a reference
+#: The engine's targets: (key, what, limit). Each is a ratio against a reference
 #: measured in the same run (the dense loop, a full-array copy, the bare numpy floor, 2 GB).
 TARGETS = [
     ("suite/exponential/R=8", "suite sizes, exponential, R = 8: engine / dense loop", 1.0),

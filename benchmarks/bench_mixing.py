@@ -37,7 +37,7 @@ What is measured (all in one process, one run, so the ratios are comparable):
    200`` end to end (a separate process: includes interpreter start and
    imports; skip with --no-cli).
 
-Since issue 9 check_mixing also computes the exact rate of periodic schedules
+check_mixing also computes the exact rate of periodic schedules
 (circulant FFT, dense eigenvalues or ARPACK on the period's sparse steps), a
 Lyapunov rate over ``lyapunov_steps`` = 2000 steps (one vector: a fixed cost
 that dominates at small n, about 0.3-0.4 s for random_peer whose matrices are

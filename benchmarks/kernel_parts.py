@@ -4,7 +4,7 @@ Times each part of the fused step (``sgpverify.engine.kernels``) on fixed arrays
 the median of several calls divided by the median time of one ``np.copyto``
 of the state, measured in the same run:
 
-1. n = 1024, d = 20000 (item 2 of issue 11), random peer: the by-receiver
+1. n = 1024, d = 20000 (the memory-bound size), random peer: the by-receiver
    kernel for the values alone, with the node sum, with the de-biased output
    z; numpy's divide of the full array; a numba loop of divisions on
    in-cache data (the arithmetic floor of z = x / w).

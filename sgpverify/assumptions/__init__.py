@@ -9,7 +9,7 @@ contraction constants C and q of the products ``P^(k:s)``, and the push-sum
 weight floor. It also evaluates the published Nedic-Olshevsky constants for the
 same n and B so that users see how loose they are.
 
-The rate of the products is obtained three ways (issue 9, docs/constants.md):
+The rate of the products is obtained three ways (docs/constants.md):
 :func:`exact_rate` (periodic schedules: the period product's spectral radius
 on the disagreement subspace, to the power 1/period), :func:`lyapunov_rate`
 (every schedule: top Lyapunov exponent, with a 95% interval) and the old

@@ -58,7 +58,7 @@ class MixingReport:
         None without ``run_steps``.
     q, C : float or None
         The validated envelope ``max_ij |P^(s+t:s) - phi 1^T| <= C q^t``.
-        CHANGED MEANING (issue 9): q is no longer fitted. ``q >= q_exact`` for
+        CHANGED MEANING (see CHANGELOG.md): q is no longer fitted. ``q >= q_exact`` for
         periodic schedules, else ``q >= `` the upper end of the Lyapunov
         interval (an estimate, see ``q_source``); among such q the one with the
         smallest ``C / (1 - q)`` is taken, and C is the smallest constant for

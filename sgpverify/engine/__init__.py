@@ -12,7 +12,7 @@ the mass that arrives at step ``k + 1 + r``: the state memory is
 docs/theory.md section 1b, "Delays and the augmented matrix" (row ``r*n + i`` of the augmented state = slot of arrival
 step ``k + 1 + r``).
 
-Small states (issue 11) avoid numpy call overhead without changing a bit:
+Small states avoid numpy call overhead without changing a bit:
 the weight gossip is skipped while every weight is exactly 1 and the step's
 matrix is known to map 1 to exactly 1 (measured once per cached step); the
 problem gets each replica as a contiguous array and the gradients are stacked
