@@ -215,8 +215,7 @@ def simulate(
     st.w_ones = push and tau == 0 or not push
     Z = np.empty_like(X)
     mass0 = X.sum(axis=0)  # (R, d)
-    ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    rngs = [np.random.default_rng(s) for s in ss.spawn(R)]
+    rngs = _replica_streams(seed, R)
     rec = Recorder(
         problem,
         Z,
@@ -279,17 +278,24 @@ def simulate(
     xs, ws, zs = X.transpose(1, 0, 2), w.T, Z.transpose(1, 0, 2)
     if R == 1:
         xs, ws, zs = xs[0], ws[0], zs[0]
-    out = {}
-    for name, arr in [("x", xs), ("w", ws), ("z", zs)] + list(rec.series().items()):
-        arr = np.array(arr, copy=True)
-        arr.setflags(write=False)
-        out[name] = arr
+    arrays = dict([("x", xs), ("w", ws), ("z", zs)] + list(rec.series().items()))
+    return _trace(algorithm, problem, topo_name, model, gamma, n_iter, tau, seed, R, effective, rec.state_max, arrays)
+
+
+def _trace(algorithm, problem, topo_name, model, gamma, n_iter, tau, seed, R, effective, state_max, arrays):
+    """The :class:`Trace` of a run: its parameters and ``arrays`` (each copied, read-only; None kept)."""
+    frozen = {}
+    for name, arr in arrays.items():
+        if arr is not None:
+            arr = np.array(arr, copy=True)
+            arr.setflags(write=False)
+        frozen[name] = arr
     return Trace(
         algorithm=algorithm,
         problem=getattr(problem, "name", type(problem).__name__),
         topology=topo_name,
-        n=n,
-        d=d,
+        n=int(problem.n_nodes),
+        d=int(problem.dim),
         replicas=R,
         step_size=gamma,
         n_iter=n_iter,
@@ -297,9 +303,15 @@ def simulate(
         delay=model.name if model is not None else None,
         seed=seed if not isinstance(seed, np.random.SeedSequence) else None,
         effective_step_max=float(effective),
-        state_max=rec.state_max,
-        **out,
+        state_max=state_max,
+        **frozen,
     )
+
+
+def _replica_streams(seed, R):
+    """One generator per replica, from ``SeedSequence(seed).spawn(R)`` (the same for every algorithm)."""
+    ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    return [np.random.default_rng(s) for s in ss.spawn(R)]
 
 
 def memory_estimate(
@@ -361,48 +373,26 @@ def _simulate_method(
         raise ValueError(f"topology has {schedule.n} nodes but problem.n_nodes = {n}")
     X = _initial_state(x0, n, R, d)
     check_outputs(problem, X[:, 0, :], X.sum(axis=0) / n)
-    ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    rngs = [np.random.default_rng(s) for s in ss.spawn(R)]
+    rngs = _replica_streams(seed, R)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         res = run_method(method, problem, schedule, X, rngs, gamma=gamma, n_iter=n_iter, record_every=record_every,
                          progress=progress)  # fmt: skip
-    out = {}
     squeeze = R == 1
-    for name in ("x", "w", "z", "y"):
+    arrays = {}
+    for name in ("x", "w", "z", "y"):  # (n, R, d) or (n, R) -> replica first, squeezed at R = 1
         arr = res[name]
-        if arr is None:
-            out[name] = None
-            continue
-        arr = arr.transpose(1, 0, 2) if arr.ndim == 3 else arr.T
-        arr = np.array(arr[0] if squeeze else arr, copy=True)
-        arr.setflags(write=False)
-        out[name] = arr
-    series = {}
+        if arr is not None:
+            arr = arr.transpose(1, 0, 2) if arr.ndim == 3 else arr.T
+            arr = arr[0] if squeeze else arr
+        arrays["tracking" if name == "y" else name] = arr
     for name in ("iterations",) + METHOD_SERIES:
         arr = res[name]
-        arr = np.array(arr[:, 0] if squeeze and arr.ndim == 2 else arr, copy=True)
-        arr.setflags(write=False)
-        series[name] = arr
-    return Trace(
-        algorithm=method.name,
-        problem=getattr(problem, "name", type(problem).__name__),
-        topology=schedule.name,
-        n=n,
-        d=d,
-        replicas=R,
-        step_size=gamma,
-        n_iter=n_iter,
-        tau=tau,
-        delay=schedule.model.name if schedule.model is not None else None,
-        seed=seed if not isinstance(seed, np.random.SeedSequence) else None,
-        effective_step_max=float(gamma / res["w_low"]),
-        state_max=res["state_max"],
-        x=out["x"],
-        w=out["w"],
-        z=out["z"],
-        tracking=out["y"],
-        **series,
-    )
+        arrays[name] = arr[:, 0] if squeeze and arr.ndim == 2 else arr
+    effective = gamma / res["w_low"]
+    return _trace(
+        method.name, problem, schedule.name, schedule.model, gamma, n_iter, tau, seed, R, effective,
+        res["state_max"], arrays,
+    )  # fmt: skip
 
 
 def _schedule(topology, algorithm, n, tau, delay, seed):
