@@ -46,6 +46,7 @@ __all__ = [
     "write_report",
     "format_table",
     "manifest",
+    "settle_summary",
     "run_config",
     "run_configs",
     "print_tightness",
@@ -114,13 +115,15 @@ def manifest(
     return m
 
 
-def format_table(checks: Sequence[Check], width: int = 100) -> str:
+def format_table(checks: Sequence[Check], width: int = 100, before: Mapping[str, str] | None = None) -> str:
     """Plain-text table of the verdicts, at most ``width`` characters wide.
 
     Columns: check, verdict, control (its name when detected, ``MISSED name (verdict)``
     when not, ``name (not run)`` for a check that is not applicable) and measured, clipped
     with ``...`` to the width left. The full values, the prediction, the criterion and the
-    code of every check are in ``report.md``. The check, verdict and control columns are
+    code of every check are in ``report.md``. With ``before`` (``{check: verdict}`` of the planned run,
+    after ``verify --settle``) a column ``before`` shows each verdict before settling. The check,
+    verdict and control columns are
     never clipped: the table fits ``width`` when they leave the measured column room for its
     header (at 80 columns they do for every built-in check).
 
@@ -138,10 +141,12 @@ def format_table(checks: Sequence[Check], width: int = 100) -> str:
     if width < 40:
         raise ValueError(f"width must be at least 40 characters, got {width!r}")
     with_ctl = any(c.control is not None for c in checks)
-    head = ("check", "verdict") + (("control",) if with_ctl else ()) + ("measured",)
+    head = ("check",) + (("before",) if before else ()) + ("verdict",) + (("control",) if with_ctl else ())
+    head += ("measured",)
     rows = [head]
     for c in checks:
-        row: tuple[str, ...] = (c.name, c.verdict.upper())
+        row: tuple[str, ...] = (c.name,) + ((before.get(c.name, c.verdict).upper(),) if before else ())
+        row += (c.verdict.upper(),)
         if with_ctl:
             ctl = c.control
             if ctl is None:
@@ -163,6 +168,26 @@ def format_table(checks: Sequence[Check], width: int = 100) -> str:
 
 def _clip(text, width):
     return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def settle_summary(record: Mapping[str, Any]) -> str:
+    """What ``verify --settle`` did, in lines: each settled check's verdict before and after and its
+    rounds (what each brought, estimated and actual seconds), then why the rest stayed inconclusive."""
+    lines = [
+        f"settling: {record['seconds'] / 60:.1f} of {record['budget_minutes']:g} min; rounds on fresh noise, round r "
+        "at error rate 0.05 * 2^-r"
+    ]
+    for name, c in record["checks"].items():
+        for r in c["rounds"]:
+            over = ", ".join(f"{k} = {v}" for k, v in r["overrides"].items())
+            lines.append(
+                f"  {name} round {r['round']}: {r['why']} ({over}) -> {r['verdict'].upper()}"
+                + (f", control {r['control'].upper()}" if r.get("control") else "")
+                + f" in {r['seconds']:.0f} s (estimated {r['estimated_seconds']:.0f} s)"
+            )
+    for name, why in record.get("left", {}).items():
+        lines.append(f"  {name}: not settled: {why}")
+    return "\n".join(lines)
 
 
 def summary_line(result: SuiteResult) -> str:
@@ -268,6 +293,8 @@ def write_report(
                     f"{c.control['measured']}"
                 )
             lines.append("")
+        if result.settle is not None and result.settle["checks"]:
+            lines += ["## Settling", "", "```", settle_summary(result.settle), "```", ""]
         if settle:
             lines += ["## What would settle the rest", ""] + [f"- {s}" for s in settle] + [""]
         lines += ["## Figures", ""]

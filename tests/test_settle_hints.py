@@ -45,35 +45,41 @@ class _Check:
     verdict: str
     measured: str
     detail: str = ""
+    control: object = None
 
 
 @dataclasses.dataclass
 class _Result:
     config: object
     checks: list
+    controls: bool = False
+    settle: object = None
 
 
-def test_hints_plan_the_ladder_the_regime_needs_and_say_when_nothing_settles():
+def test_hints_plan_the_next_round_and_say_when_nothing_settles():
     from sgpverify.suite import QUICK
+    from sgpverify.suite.settle import estimate_seconds
 
     checks = [
-        _Check("stationarity-rate", "inconclusive", "erdos-renyi not measured: the step-size regime needs K >= 4e+04"),
+        _Check("stationarity-rate", "inconclusive", "erdos-renyi not measured: the step-size regime needs K >= 4e+04",
+               "at K = 256 (n = 16) the effective step ... needs K >= 4e+04"),
         _Check("theorem1-bound", "inconclusive", "outside the theorem's regime: needs K >= 7.2e+05 (erdos-renyi, ...)"),
-        _Check("iteration-complexity", "inconclusive", "the problem changes with n"),
+        _Check("consensus-scaling", "inconclusive", "not applicable to this setting"),
         _Check("topology-ratio", "inconclusive", "ratio limit ring-bidir 3.758"),
         _Check("mass-conservation", "pass", "mass 1e-12"),
-    ]
+    ]  # fmt: skip
     hints = {h.name: h for h in settle_hints(_Result(QUICK, checks), per_step=(1e-5, 1e-6))}
-    assert set(hints) == {"stationarity-rate", "theorem1-bound", "iteration-complexity", "topology-ratio"}
-    assert hints["stationarity-rate"].config == ("Ks = [65536, 131072, 262144, 524288, 1048576]",)
+    assert set(hints) == {"stationarity-rate", "theorem1-bound", "consensus-scaling", "topology-ratio"}
+    assert hints["stationarity-rate"].config == ("Ks = [65536, 131072, 262144]",)
     assert hints["theorem1-bound"].config == ("theorem_K_cap = 1048576",)
-    assert (
-        hints["iteration-complexity"].command is None and "no compute settles it" in hints["iteration-complexity"].why
-    )
-    assert hints["topology-ratio"].config == ("topology_Ks = [512, 1024, 2048, 4096, 8192, 16384, 32768]",)
+    assert hints["consensus-scaling"].command is None and "no compute settles it" in hints["consensus-scaling"].why
+    assert hints["topology-ratio"].config == ("topology_Ks = [2048, 4096, 8192, 16384, 32768]",)
     secs = hints["stationarity-rate"].seconds
-    assert math.isclose(secs, sum([65536 * 2**i for i in range(5)]) * (1e-5 + 1e-6 * 32) * 2, rel_tol=1e-12)
-    assert "--only stationarity-rate --config settle-stationarity-rate.toml" in hints["stationarity-rate"].line()
+    sub = dataclasses.replace(QUICK, Ks=(65536, 131072, 262144))
+    assert math.isclose(secs, estimate_seconds(sub, ["stationarity-rate"], (1e-5, 1e-6)), rel_tol=1e-12)
+    assert math.isclose(secs, 3.0 + sum([65536, 131072, 262144]) * (1e-5 + 1e-6 * 32) * 2, rel_tol=1e-12)
+    line = hints["stationarity-rate"].line()
+    assert "--only stationarity-rate --settle --budget " in line and "calibrated" in line
     assert isinstance(hints["theorem1-bound"], SettleHint)
 
 

@@ -74,6 +74,13 @@ class _UnitProgress:
 
     def __call__(self, msg):
         self.cached += msg.endswith(": cached")
+        if msg.startswith("settle round"):  # a settling round begins: what it is for, and the budget used
+            if self.bar is not None:
+                head, _, rest = msg.partition(": ")
+                self.bar.set_description_str(head, refresh=False)
+                self.bar.total = None
+                self.bar.set_postfix_str(rest, refresh=True)
+            return
         if self.bar is not None:
             self.bar.set_postfix_str(msg, refresh=False)
             self.bar.update(1)
@@ -372,11 +379,13 @@ def _table_width(out: TextIO) -> int:
 
 def cmd_verify(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) -> int:
     """``sgpverify verify``: the verification suite (exit 0 pass, 1 fail, 4 inconclusive)."""
-    from ..report import format_table, summary_line, write_report
+    from ..report import format_table, settle_summary, summary_line, write_report
     from ..suite import plan_units, run_suite
 
     cache = _executor_args(a, "verify")
     _check_dirs(a, "verify")
+    if a.budget is not None and not a.settle:
+        raise UsageError(f"sgpverify verify: error: --budget applies with --settle, got --budget {a.budget:g} alone")
     cfg = _suite_config(a)
     if getattr(a, "delay", None) is not None and cfg.tau == 0:  # a delay model no planned run would use
         delayed = {k for k, _ in plan_units(cfg, a.controls, a.only)} & {"delays", "descent", "worstcase"}
@@ -399,6 +408,8 @@ def cmd_verify(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) ->
                 workers=a.workers,
                 scheduler=client,
                 cache=cache,
+                settle=a.settle,
+                budget=a.budget,
             )
         finally:
             progress.close()
@@ -406,20 +417,31 @@ def cmd_verify(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) ->
                 client.close()
     settle = []
     if any(c.verdict == "inconclusive" for c in result.checks):  # what would settle them, with calibrated times
-        from ..suite.hints import calibrate, settle_hints
+        from ..suite.hints import settle_hints
+        from ..suite.settle import calibrate
 
-        try:
-            per_step = calibrate(cfg, a.seed)
-        except Exception:  # a setting whose run fails (diverges) gets its plans without times; never fatal
-            per_step = None
-        settle = [h.line() for h in settle_hints(result, per_step)]
+        per_step = (result.settle or {}).get("per_step")
+        if per_step is None:
+            try:
+                per_step = calibrate(cfg, a.seed)
+            except Exception:  # a setting whose run fails (diverges) gets its plans without times; never fatal
+                per_step = None
+        settle = [h.line() for h in settle_hints(result, per_step, workers=a.workers)]
     report = write_report(result, Path(a.out), force=a.force, settle=settle)
     if a.json:
         d = result.to_dict()
         d["report"] = str(report)
         out.write(json.dumps(jsonable(d)) + "\n")
     else:
-        out.write(format_table(result.checks, width=_table_width(out)) + "\n")
+        before = (
+            None
+            if result.settle is None
+            else {c.name: c.verdict for c in result.checks}
+            | {k: v["before"] for k, v in result.settle["checks"].items()}
+        )
+        out.write(format_table(result.checks, width=_table_width(out), before=before) + "\n")
+        if result.settle is not None and result.settle["checks"]:
+            out.write("\n" + settle_summary(result.settle) + "\n")
         if settle:
             out.write("\nwhat would settle the rest (also in report.md):\n" + "".join(f"  {s}\n" for s in settle))
         out.write(

@@ -391,6 +391,21 @@ def _add_verify(sub):
         action="store_true",
         help="also run every check on its negative control and report whether it is detected",
     )
+    v.add_argument(
+        "--settle",
+        action="store_true",
+        help="after the planned run, give every inconclusive check (and every control not detected) the "
+        "evidence it lacks -- a ladder from its regime, a longer ladder, more replicas -- in rounds with error "
+        "control, within --budget; the table shows each verdict before and after",
+    )
+    _float(
+        v,
+        "--budget",
+        "minutes of wall time for --settle (default 20); rounds that would not fit are named with their time",
+        low=0.0,
+        low_open=True,
+        metavar="MINUTES",
+    )
     add_topology_options(v, suite=True)
     _int(v, "--tau", 0, "maximum message delay of every SGP run (default 0)")
     v.add_argument("--delay", choices=("fixed", "random"), help="delay model when tau > 0 (default fixed)")

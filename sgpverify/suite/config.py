@@ -35,7 +35,9 @@ class SuiteConfig:
     at the other n of the speedup and complexity ladders the torus takes these rows where they
     divide that n, else its default (the divisor of n nearest sqrt(n)). ``x0 = 0`` starts
     at a saddle of the default problem, so that a reported fraction of visited
-    points has an indefinite Hessian.
+    points has an indefinite Hessian. ``noise_stream`` (0: the seed's own) selects an independent
+    stream of gradient noise and replica seeds for the same problem and schedules: the rounds of
+    ``verify --settle`` use 1, 2, ..., so that each round's verdict rests on fresh noise.
     """
 
     name: str = "quick"
@@ -80,6 +82,7 @@ class SuiteConfig:
     pep_n: int = 4
     pep_Ks: tuple = (4,)
     pep_taus: tuple = (0, 1)
+    noise_stream: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -264,7 +267,7 @@ def _checks(cfg):
         out.append(integer(name, 3))
     for name in ("topology_replicas", "scaling_replicas", "complexity_replicas"):
         out.append(integer(name, 3))
-    out += [integer("theorem_replicas", 1), integer("theorem_K_cap", 1)]
+    out += [integer("theorem_replicas", 1), integer("theorem_K_cap", 1), integer("noise_stream", 0)]
     out += [integer("mixing_horizon", 1), integer("bound_horizon", 1)]
     out += [integer("pep_n", 1), ("pep_Ks", lambda: _ladder("pep_Ks", cfg.pep_Ks)), ("pep_taus", pep_taus)]
     out += [(name, lambda name=name: _ladder(name, getattr(cfg, name))) for name in LADDERS]

@@ -6,9 +6,23 @@ live apart from the configuration: a user's setting never changes them.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+from collections.abc import Iterator
+
 import numpy as np
 
-__all__ = ["EPS", "RATE_DELTA", "RATE_OMEGA", "RATIO_OMEGAS", "RATE_CORRECTION", "RATIO_CORRECTION"]
+__all__ = [
+    "level",
+    "spending",
+    "ALPHA",
+    "EPS",
+    "RATE_DELTA",
+    "RATE_OMEGA",
+    "RATIO_OMEGAS",
+    "RATE_CORRECTION",
+    "RATIO_CORRECTION",
+]
 
 
 EPS = np.finfo(float).eps
@@ -46,3 +60,40 @@ RATE_CORRECTION = 0.5
 #: them would fail honest problems whose heterogeneity makes the topology's terms large at every K.
 #: The ratio claims fail by the growth rule and the extrapolation.
 RATIO_CORRECTION = None
+
+
+#: The error rate of every interval of a check: each is a 95% interval (two-sided, or one-sided where
+#: the claim is a bound), so a check errs at about this rate where its statistic is a single interval.
+ALPHA = 0.05
+
+_SHARE = contextvars.ContextVar("sgpverify_alpha_share", default=1.0)
+
+
+def level(confidence: float = 1.0 - ALPHA) -> float:
+    """The confidence to use for an interval the criteria state at ``confidence``: that level itself,
+    or, inside :func:`spending` (a round of ``verify --settle``), ``1 - share (1 - confidence)``.
+
+    Examples
+    --------
+    >>> level()
+    0.95
+    >>> with spending(0.25):
+    ...     round(level(), 4)
+    0.9875
+    """
+    share = _SHARE.get()
+    return confidence if share == 1.0 else 1.0 - share * (1.0 - confidence)
+
+
+@contextlib.contextmanager
+def spending(share: float) -> Iterator[None]:
+    """Evaluate checks with every interval's error rate scaled by ``share`` in (0, 1] (error spending:
+    settling round r uses ``2^-r``, so that all rounds together err at most once more the planned
+    run's rate; docs/theory.md, "Settling")."""
+    if not 0.0 < share <= 1.0:
+        raise ValueError(f"share must be in (0, 1], got {share!r}")
+    token = _SHARE.set(float(share))
+    try:
+        yield
+    finally:
+        _SHARE.reset(token)

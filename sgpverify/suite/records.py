@@ -25,9 +25,11 @@ __all__ = [
     "CHECK_VERDICTS",
 ]
 
-#: The verdicts of a check. ``not applicable``: an optional dependency of the check is missing
-#: (the worst-case check without the pep extra); it never changes the exit status, and its
-#: control is not counted.
+#: The verdicts of a check. ``not applicable``: no amount of compute settles the check on this setting
+#: -- an optional dependency is missing (the worst-case check without the pep extra), the problem lacks
+#: what the experiment needs (``local_grad``), or a claim in n meets a problem that changes with n; the
+#: verdict says why and what would make it apply. It never changes the exit status, and its control is
+#: not counted.
 CHECK_VERDICTS = ("pass", "fail", "inconclusive", "not applicable")
 
 
@@ -106,7 +108,9 @@ class SuiteResult:
 
     ``foreign``: ``{unit name: numeric fingerprint}`` of the units that dask workers on
     another numeric platform computed (see :class:`sgpverify.errors.PlatformMismatchWarning`);
-    empty for a run on this platform alone.
+    empty for a run on this platform alone. ``settle``: the record of ``verify --settle``'s rounds
+    (:func:`sgpverify.suite.settle.settle`: each settled check's verdict before and after, its
+    rounds, and why the rest stayed inconclusive), None without settling.
     """
 
     config: SuiteConfig
@@ -116,6 +120,7 @@ class SuiteResult:
     seconds: float
     controls: bool = False
     foreign: dict = dataclasses.field(default_factory=dict)
+    settle: dict | None = None
 
     @property
     def passed(self) -> bool:
@@ -139,6 +144,7 @@ class SuiteResult:
             "seconds": self.seconds,
             "controls": self.controls,
             "version": __version__,
+            **({"settle": self.settle} if self.settle is not None else {}),
         }
 
 

@@ -9,13 +9,15 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from ..sweep import Unit, UnitCache, connect, run_units, unit_key
 from ..usercode import user_error
-from ..validation import check_int
+from ..validation import check_float, check_int
 from .claims import CHECK_NAMES, CLAIMS
 from .config import PRESETS, QUICK, SuiteConfig, config_from_dict, validate_config
 from .departures import NONE, Variant
 from .experiments import EXPERIMENTS, run_experiments
 from .records import Check, CheckError, Claim, SuiteResult, code_of
 from .setting import setting_code, upload_files
+from .settle import DEFAULT_BUDGET
+from .settle import settle as settle_checks
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -82,7 +84,7 @@ def evaluate(claim: Claim, cfg: SuiteConfig, data: dict) -> dict:
     na = [f"{k}: {data[k]['error']}" for k in claim.experiments if data.get(k, {}).get("not_applicable")]
     if na and len(na) == len([k for k in claim.experiments if k in data]):  # else the check uses the others
         return dict(
-            verdict="inconclusive", measured="not applicable to this setting", predicted="-", detail="; ".join(na)
+            verdict="not applicable", measured="not applicable to this setting", predicted="-", detail="; ".join(na)
         )
     if errors:
         return dict(
@@ -226,6 +228,8 @@ def run_suite(
     workers: int = 1,
     scheduler: str | Client | None = None,
     cache: str | os.PathLike | None = None,
+    settle: bool = False,
+    budget: float | None = None,
 ) -> SuiteResult:
     """Run every experiment and derive the checks (and, with ``controls``, their controls).
 
@@ -262,8 +266,19 @@ def run_suite(
         variant, sgpverify's source, library versions and numeric platform
         fingerprint (and the source file of a user's problem or schedule; a
         lambda disables the cache). Default: no cache.
+    settle : bool
+        After the planned run, give every inconclusive check (and every control not detected) the
+        evidence it lacks, in rounds with error control, within ``budget``
+        (:mod:`sgpverify.suite.settle`). The checks are those after settling; ``result.settle``
+        records the rounds and the verdicts before them. Nothing runs where every check is decisive.
+    budget : float, optional
+        Minutes of wall time for settling (default 20); only with ``settle``.
     """
     workers = check_int("workers", workers, min_value=1)
+    if budget is not None:
+        if not settle:
+            raise ValueError(f"budget applies with settle=True, got budget = {budget!r} and settle = {settle!r}")
+        budget = check_float("budget", budget, low=0.0, low_open=True)
     if scheduler is not None and workers > 1:
         raise ValueError(
             f"workers and scheduler are exclusive (the cluster has its own workers), got "
@@ -333,7 +348,7 @@ def run_suite(
         checks.append(chk)
     if controls:
         data["controls"] = {f"{v.name}:{k}": results[(k, v)] for k, v in units if v != NONE}
-    return SuiteResult(
+    result = SuiteResult(
         config=config,
         seed=seed,
         checks=tuple(checks),
@@ -342,6 +357,25 @@ def run_suite(
         controls=controls,
         foreign=foreign,
     )
+    if not settle:
+        return result
+
+    def one_round(sub: SuiteConfig, only: list[str], controls: bool) -> SuiteResult:
+        return run_suite(
+            sub,
+            seed=seed,
+            progress=progress,
+            controls=controls,
+            only=only,
+            workers=workers,
+            scheduler=scheduler,
+            cache=cache,
+        )
+
+    settled, record = settle_checks(
+        result, one_round, budget=DEFAULT_BUDGET if budget is None else budget, progress=progress, workers=workers
+    )
+    return dataclasses.replace(result, checks=settled, settle=record, seconds=time.perf_counter() - t0)
 
 
 def verify(
@@ -359,6 +393,8 @@ def verify(
     workers: int = 1,
     scheduler: str | Client | None = None,
     cache: str | os.PathLike | None = None,
+    settle: bool = False,
+    budget: float | None = None,
     **settings: Any,
 ) -> SuiteResult:
     """Does SGP behave as its theory says on *this* problem and schedule?
@@ -384,6 +420,8 @@ def verify(
         Address of a dask.distributed scheduler to run the units on (see :func:`run_suite`).
     cache : str or path, optional
         Unit cache directory (see :func:`run_suite`); default none.
+    settle, budget : optional
+        Settle the inconclusive checks within ``budget`` minutes (see :func:`run_suite`).
     nodes, dim : int, optional
         n and d of the main experiments.
     **settings
@@ -427,4 +465,6 @@ def verify(
         workers=workers,
         scheduler=scheduler,
         cache=cache,
+        settle=settle,
+        budget=budget,
     )

@@ -66,7 +66,7 @@ def run_one(
             n_iter=K,
             x0=np.full(prob.dim, cfg.x0),
             replicas=R,
-            seed=seed,
+            seed=seed if not cfg.noise_stream else np.random.SeedSequence([seed, cfg.noise_stream]),
             record_every=1,
             algorithm=algorithm,
             record_states=states,

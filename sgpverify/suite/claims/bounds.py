@@ -9,6 +9,7 @@ import numpy as np
 from scipy import stats
 
 from ... import theory
+from ..criteria import level
 from ..records import Claim, make_control
 from .common import all_finite, combine, fmt, mean_se
 
@@ -87,7 +88,7 @@ def check_theorem1(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
             continue
         ratio = m / bound
         upper = (
-            (m + stats.t.ppf(0.95, len(r["stationarity"]) - 1) * se) / bound if len(r["stationarity"]) > 1 else ratio
+            (m + stats.t.ppf(level(), len(r["stationarity"]) - 1) * se) / bound if len(r["stationarity"]) > 1 else ratio
         )
         ok = ratio <= 1.0
         verdicts.append("pass" if ok else "fail")
@@ -146,7 +147,7 @@ def check_descent(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     for r in data["descent"]["runs"]:
         diff = np.asarray(r["lhs"]) - np.asarray(r["rhs"])
         m, se = mean_se(diff)
-        tq = stats.t.ppf(0.95, len(diff) - 1)
+        tq = stats.t.ppf(level(), len(diff) - 1)
         with np.errstate(divide="ignore", invalid="ignore"):
             rel = float(np.mean(r["lhs"]) / np.mean(r["rhs"]))
         if not (np.all(np.isfinite(diff)) and all_finite(r["gamma_L"])):
@@ -317,7 +318,7 @@ def check_combined_bound(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, An
                 verdicts.append("inconclusive")
                 skipped.append(f"K={r['K']}: the stationarity average or the bound is not finite")
                 continue
-            lower = m - stats.t.ppf(0.95, len(r["stationarity"]) - 1) * se
+            lower = m - stats.t.ppf(level(), len(r["stationarity"]) - 1) * se
             ratio = m / bound
             worst = max(worst, ratio)
             verdicts.append("pass" if lower <= bound else "fail")

@@ -11,7 +11,7 @@ import numpy as np
 from scipy import stats
 
 from ... import rates
-from ..criteria import RATE_CORRECTION, RATE_DELTA, RATE_OMEGA, RATIO_CORRECTION, RATIO_OMEGAS
+from ..criteria import RATE_CORRECTION, RATE_DELTA, RATE_OMEGA, RATIO_CORRECTION, RATIO_OMEGAS, level
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
@@ -125,7 +125,7 @@ def undetermined(
         predicted=float(predicted),
         delta=RATE_DELTA,
         omega=omega,
-        confidence=0.95,
+        confidence=level(),
         local_slopes=(),
         local_slopes_se=(),
         x_mid=(),
@@ -171,7 +171,14 @@ def exponent_test(
     if why is not None:
         return undetermined(predicted, why, omega, bound_only)
     return rates.test_exponent(
-        x, Y, predicted=predicted, delta=RATE_DELTA, omega=omega, bound_only=bound_only, correction=correction
+        x,
+        Y,
+        predicted=predicted,
+        delta=RATE_DELTA,
+        omega=omega,
+        bound_only=bound_only,
+        correction=correction,
+        confidence=level(),
     )
 
 
@@ -201,6 +208,7 @@ def limit_test(
         bound_only=bound_only,
         correction=correction,
         decay=decay,
+        confidence=level(),
     )
 
 
@@ -315,7 +323,7 @@ def _last_slope(runs, key):
         return None
     s = np.log(b / a) / math.log(Ks[-1] / Ks[-2])
     m, se = mean_se(s)
-    tq = float(stats.t.ppf(0.975, s.size - 1))
+    tq = float(stats.t.ppf(0.5 + 0.5 * level(), s.size - 1))
     return m, m - tq * se, m + tq * se, Ks[-2], Ks[-1]
 
 

@@ -94,6 +94,25 @@ def leading_constants(entry: dict[str, Any], runs: list[dict[str, Any]]) -> tupl
     return C, f"normalised by the leading constant f(xbar^0) - f* + L sigma^2/2 = {lo:.4g}..{hi:.4g} across n"
 
 
+#: What problem shape makes a claim in n apply, said where it does not.
+N_SHAPE = (
+    "the claim in n applies to a problem whose f_i do not change with n (every n's nodes drawn from one fixed "
+    "distribution, with the same f* and constants at every n), or to one that declares f_star at every n (each "
+    "n's stationarity is then normalised by its leading constant)"
+)
+
+
+def not_applicable_in_n(note: str, predicted: float) -> dict[str, Any]:
+    """The verdict of a claim in n on a problem that changes with n where the leading constant cannot
+    be normalised away (``note`` says why): no amount of compute settles it, so it does not apply."""
+    return dict(
+        verdict="not applicable",
+        measured="not applicable: the problem changes with n",
+        predicted=f"{predicted:g} +- {RATE_DELTA:g}",
+        detail=f"{note}; {N_SHAPE}",
+    )
+
+
 def _unless_below_bound(t, ratios, K_last):
     """A consensus-rate failure on the slow side (the last local slope above the band), by any rule
     but decay, where every run's consensus stays below its bound (b2): inconclusive, rule
@@ -210,6 +229,10 @@ def check_linear_speedup(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, An
             detail="a slope in n needs at least 2 sizes n",
         )
     parts, verdicts, tests = [], [], {}
+    for sch in sp_["schedules"].values():
+        Cn, note = leading_constants(sp_, sch["runs"])
+        if Cn is None and "changes with n" in note:
+            return not_applicable_in_n(note, -0.5)
     for label, sch in sp_["schedules"].items():
         get = {(r["n"], r["K"]): r for r in sch["runs"]}
         Cn, note = leading_constants(sp_, sch["runs"])
@@ -274,13 +297,15 @@ def check_complexity(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
             detail="a slope in log n and its limit in T need at least 2 sizes n and 2 budgets T",
         )
     Cn, note = leading_constants(cx, cx["runs"])
+    if Cn is None and "changes with n" in note:
+        return not_applicable_in_n(note, -1.0)
     why = outside_step_regime(cx["runs"], lambda r: cx.get("constants_by_n", {}).get(str(r["n"]), {}).get("L"))
     if why is not None:
         Cn, note = None, why
     if Cn is None:
         return dict(
             verdict="inconclusive",
-            measured="the problem changes with n",
+            measured="not measured: " + (note.split(": ")[0] if "regime" in note else note),
             predicted=f"-1 +- {RATE_DELTA:g}",
             detail=f"{cx.get('schedule', 'exponential')}: {note}",
         )

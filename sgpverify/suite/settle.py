@@ -1,0 +1,370 @@
+"""Settling: more evidence for the checks that a planned run left inconclusive, within a time budget.
+
+After the planned run of :func:`~sgpverify.suite.run_suite`, :func:`settle` gives every inconclusive
+check (and, with controls, every control that was not detected) the evidence its verdict says it
+lacks, and only that check:
+
+- a ladder in K that starts where the step-size regime or Theorem 1's threshold begins, where the
+  check says ``needs K >= X`` (:data:`REGIME_POINTS` points of the planned ladder, scaled up);
+- the planned ladder shifted by two doublings (:data:`SHIFT`), where the local slopes are still moving
+  (an extrapolation that the model decides, a pre-asymptotic trend, a fit that does not hold yet);
+- four times the replicas, where an interval is too wide or straddles the band's edge.
+
+Checks that ask for the same evidence share a round. Rounds run cheapest first, each only where its
+estimated time (:func:`calibrate`: a short run of the engine on the user's own problem) fits the
+budget left; a check gets at most :data:`MAX_ROUNDS` rounds.
+
+Error control across rounds. Round ``r`` of a check runs on a fresh stream of gradient noise
+(``noise_stream``: the problem, the schedules and the seed stay those of the planned run) and its
+intervals spend the error rate ``alpha 2^-r`` (:func:`~sgpverify.suite.criteria.spending`). Given
+everything before it, a round's data are independent of the earlier rounds', so a round errs with
+probability at most ``alpha 2^-r`` whatever made the earlier rounds inconclusive and whichever
+evidence they chose; by the union bound all rounds together err with probability below ``alpha``,
+however many rounds run, and a check with settling errs at most ``2 alpha`` in all (``alpha``: the
+planned run's rate, 0.05 per interval). Only the stopping depends on the data; what each round
+brings is fixed by this module's rules before any round is seen. The rounds' units are cached like
+the planned run's, so an interrupted settle resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+import time
+import warnings
+from typing import TYPE_CHECKING, Any, Callable
+
+from .claims import BY_NAME
+from .criteria import spending
+
+if TYPE_CHECKING:
+    from .config import SuiteConfig
+    from .records import Check, SuiteResult
+
+__all__ = [
+    "MAX_ROUNDS",
+    "SHIFT",
+    "REGIME_POINTS",
+    "DEFAULT_BUDGET",
+    "Evidence",
+    "evidence_for",
+    "calibrate",
+    "estimate_seconds",
+    "settle",
+    "needs_settling",
+]
+
+#: Rounds a check may get; round r spends alpha 2^-r of the error rate (together below alpha).
+MAX_ROUNDS = 3
+#: Factor of a ladder shift: two doublings.
+SHIFT = 4
+#: Points of a ladder that starts at a regime (the first points of the planned ladder, scaled up).
+REGIME_POINTS = 3
+#: Minutes of settling when none are given.
+DEFAULT_BUDGET = 20.0
+
+#: Each experiment's K ladder and replicas (the fields a round changes); the others have none.
+LADDER_FIELDS = {
+    "rates": ("Ks", "rate_replicas"),
+    "speedup": ("speedup_Ks", "speedup_replicas"),
+    "descent": ("descent_Ks", "replicas"),
+    "delays": ("delay_Ks", "delay_replicas"),
+    "baselines": ("baseline_Ks", "replicas"),
+    "topologies": ("topology_Ks", "topology_replicas"),
+    "scaling": ("scaling_Ks", "scaling_replicas"),
+    "complexity": ("complexity_budgets", "complexity_replicas"),
+    "theorem": ("theorem_K_cap", "theorem_replicas"),
+}
+
+_NEEDS = re.compile(r"needs K >= ([0-9.]+(?:e[+-]?[0-9]+)?)")
+_AT = re.compile(r"at K = ([0-9]+)")
+_WIDE = ("more replicas", "straddles")
+
+
+@dataclasses.dataclass(frozen=True)
+class Evidence:
+    """What one round brings to a check: ``overrides`` of the configuration (its ladders or
+    replicas), in words (``why``), or, where nothing more to run settles the check, no overrides
+    and the reason."""
+
+    overrides: tuple[tuple[str, Any], ...]
+    why: str
+
+    @property
+    def runs(self) -> bool:
+        return bool(self.overrides)
+
+    def lines(self) -> list[str]:
+        """The overrides as lines of a ``--config`` TOML file."""
+        return [f"{k} = {list(v) if isinstance(v, tuple) else v}" for k, v in self.overrides]
+
+
+def _ladder_keys(name: str) -> list[str]:
+    """The experiments of check ``name`` that have a ladder, in order."""
+    return [k for k in BY_NAME[name].experiments if k in LADDER_FIELDS]
+
+
+def _scaled(ladder: tuple[int, ...], factor: int, points: int | None = None) -> tuple[int, ...]:
+    out = tuple(int(k) * factor for k in ladder)
+    return out if points is None else out[: max(2, points)]
+
+
+def evidence_for(check: Check, cfg: SuiteConfig) -> Evidence:
+    """The evidence the next round of ``check`` (inconclusive, or a control not detected) runs on,
+    by the rules of this module: fixed before any round is seen, chosen by what the verdict says
+    it lacks."""
+    text = f"{check.measured}; {check.detail}"
+    if check.control is not None and check.verdict != "inconclusive" and not check.control.get("detected"):
+        text = f"{check.control.get('measured', '')}; {text}"
+    keys = _ladder_keys(check.name)
+    if check.verdict == "not applicable" or "not applicable" in check.measured:
+        return Evidence((), f"not applicable: {check.detail or check.measured}")
+    if not keys:
+        return Evidence((), "its experiments have no ladder to extend (the verdict is exact or depends on sizes)")
+    need = _NEEDS.search(text)
+    if "theorem" in keys and need:  # Theorem 1's threshold: run there
+        K = float(need.group(1))
+        cap = 2 ** math.ceil(math.log2(max(K, 2.0)))
+        if cap <= cfg.theorem_K_cap:
+            return Evidence((), f"Theorem 1's threshold K >= {K:.2g} is already within theorem_K_cap")
+        return Evidence((("theorem_K_cap", cap),), f"Theorem 1's threshold needs K >= {K:.2g}: run up to {cap}")
+    if "theorem" in keys:
+        return Evidence((), "Theorem 1's run is already at its threshold; more of it does not change the bound")
+    over = []
+    if need:
+        K = float(need.group(1))
+        at = _AT.search(text)
+        K_at = int(at.group(1)) if at else min(min(getattr(cfg, LADDER_FIELDS[k][0])) for k in keys)
+        factor = 2 ** max(1, math.ceil(math.log2(max(K / K_at, 1.0))))
+        for k in keys:
+            field = LADDER_FIELDS[k][0]
+            over.append((field, _scaled(getattr(cfg, field), factor, REGIME_POINTS)))
+        why = f"the step-size regime needs K >= {K:.2g}: the ladder starts there ({REGIME_POINTS} points)"
+    elif any(w in text for w in _WIDE):
+        for k in keys:
+            field = LADDER_FIELDS[k][1]
+            over.append((field, 4 * getattr(cfg, field)))
+        why = "an interval too wide for the band: four times the replicas (half the width)"
+    else:
+        for k in keys:
+            field = LADDER_FIELDS[k][0]
+            over.append((field, _scaled(getattr(cfg, field), SHIFT)))
+        why = "the local slopes are still moving at the end of the ladder: the ladder two doublings further"
+    return Evidence(tuple(over), why)
+
+
+def calibrate(cfg: SuiteConfig, seed: int = 0, steps: int = 256) -> tuple[float, float]:
+    """``(a, b)``: seconds per step of the engine on the setting's problem (n, d) and first schedule
+    are about ``a + b R`` with R replicas, from two short runs (``steps`` steps, 1 and
+    ``rate_replicas`` replicas)."""
+    import numpy as np
+
+    from ..engine import simulate
+    from ..errors import EffectiveStepWarning
+    from .setting import resolve_problem, setting_schedules
+
+    prob = resolve_problem(cfg.problem, cfg)(cfg.n, seed)
+    _, make = setting_schedules(cfg)[0]
+    topo = make(cfg.n, seed)
+    R = max(2, cfg.rate_replicas)
+    per = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EffectiveStepWarning)
+        for r in (1, R):
+            t0 = time.perf_counter()
+            x0 = np.full(cfg.d, cfg.x0)
+            simulate(prob, topo, step_size=math.sqrt(cfg.n / steps), n_iter=steps, x0=x0, replicas=r)
+            per.append((time.perf_counter() - t0) / steps)
+    b = max(0.0, (per[1] - per[0]) / (R - 1))
+    return max(0.0, per[0] - b), b
+
+
+def _runs(cfg: SuiteConfig, key: str) -> list[tuple[int, int, int]]:
+    """``(steps, replicas, n)`` of every run of experiment ``key`` under ``cfg`` (an upper estimate)."""
+    n, S = cfg.n, len(cfg.topologies)
+    if key == "rates":
+        return [(K, cfg.rate_replicas, n) for K in cfg.Ks] * S
+    if key == "speedup":
+        return [(K, cfg.speedup_replicas, m) for m in cfg.speedup_ns for K in cfg.speedup_Ks] * S
+    if key == "descent":
+        return [(K, cfg.replicas, n) for K in cfg.descent_Ks] * 2
+    if key == "theorem":
+        return [(cfg.theorem_K_cap, cfg.theorem_replicas, n)] * S
+    if key == "delays":
+        return [(K, cfg.delay_replicas, n) for K in cfg.delay_Ks] * len(cfg.taus)
+    if key == "baselines":
+        return [(K, cfg.replicas, n) for K in cfg.baseline_Ks] * (4 * S)
+    if key == "topologies":
+        return [(K, cfg.topology_replicas, n) for K in cfg.topology_Ks] * (2 + len(cfg.compare_topologies))
+    if key == "scaling":
+        return [(K, cfg.scaling_replicas, n) for K in cfg.scaling_Ks] * 3
+    if key == "complexity":
+        return [(T // m, cfg.complexity_replicas, m) for m in cfg.complexity_ns for T in cfg.complexity_budgets]
+    return []
+
+
+#: Seconds a round spends besides its runs (the mixing constants, the declared constants, the weights).
+ROUND_OVERHEAD = 3.0
+
+
+def estimate_seconds(
+    cfg: SuiteConfig, names: list[str], per_step: tuple[float, float], controls: bool = False, workers: int = 1
+) -> float:
+    """Wall seconds of a run of checks ``names`` under ``cfg``, from the calibrated cost per step
+    ``a + b R`` at ``cfg.n`` (a run at n nodes costs n / cfg.n times that): the largest unit, or the
+    total over ``workers``, whichever is longer."""
+    a, b = per_step
+    keys = list(dict.fromkeys(k for nm in names for k in BY_NAME[nm].experiments))
+    units = []
+    for k in keys:
+        cost = sum(steps * (a + b * R) * m / cfg.n for steps, R, m in _runs(cfg, k))
+        units += [cost, cost] if controls else [cost]
+    if not units:
+        return ROUND_OVERHEAD
+    return ROUND_OVERHEAD + max(max(units), sum(units) / max(1, workers))
+
+
+def needs_settling(check: Check) -> bool:
+    """Whether a round could change ``check``: it is inconclusive, or its control (of an applicable
+    check) was not detected."""
+    if check.verdict == "inconclusive":
+        return True
+    ctl = check.control
+    return ctl is not None and check.verdict != "not applicable" and not ctl.get("detected")
+
+
+def _duration(s: float) -> str:
+    if s < 90:
+        return f"{s:.0f} s"
+    if s < 5400:
+        return f"{s / 60:.0f} min"
+    return f"{s / 3600:.1f} h"
+
+
+def settle(
+    result: SuiteResult,
+    run: Callable[..., SuiteResult],
+    *,
+    budget: float = DEFAULT_BUDGET,
+    per_step: tuple[float, float] | None = None,
+    progress: Callable[[str], None] | None = None,
+    workers: int = 1,
+    clock: Callable[[], float] = time.monotonic,
+) -> tuple[tuple[Check, ...], dict[str, Any]]:
+    """The checks of ``result`` after settling, and the record of the rounds.
+
+    ``run(cfg, only=names, controls=...)`` runs a round (a :func:`~sgpverify.suite.run_suite`
+    with the planned run's seed, executor and cache); ``budget`` is in minutes of wall time;
+    ``per_step`` the calibration (:func:`calibrate`, measured here when None and a round is due).
+    Returns ``(checks, record)``: ``record["checks"][name]`` holds the verdict before and after and
+    the rounds, ``record["left"]`` why each check still inconclusive stayed so.
+    """
+    t0 = clock()
+    deadline = t0 + 60.0 * budget
+    cfg = result.config
+    checks = {c.name: c for c in result.checks}
+    before = {c.name: c.verdict for c in result.checks}
+    rounds: dict[str, list[dict]] = {}
+    left: dict[str, str] = {}
+    current = {c.name: cfg for c in result.checks}  # each check's configuration of its last round
+    pending = [c.name for c in result.checks if needs_settling(c)]
+    stream = 0
+    if pending and per_step is None:
+        try:
+            per_step = calibrate(cfg, result.seed)
+        except Exception as exc:  # a setting whose short run fails: nothing can be estimated
+            return tuple(checks.values()), {"checks": {}, "left": dict.fromkeys(pending, f"calibration failed: {exc}")}
+    while pending:
+        plans: dict[tuple, list[str]] = {}
+        for name in pending:
+            r = len(rounds.get(name, [])) + 1
+            ev = evidence_for(checks[name], current[name])
+            if not ev.runs:
+                left[name] = ev.why
+                continue
+            if r > MAX_ROUNDS:
+                left[name] = f"still inconclusive after {MAX_ROUNDS} rounds (the most a check gets)"
+                continue
+            base = current[name]
+            plans.setdefault((ev.overrides, ev.why, r, base), []).append(name)
+        if not plans:
+            break
+        costed = []
+        for (over, why, r, base), names in plans.items():
+            sub = dataclasses.replace(base, **dict(over))
+            secs = estimate_seconds(sub, names, per_step, result.controls, workers)
+            costed.append((secs, over, why, r, names, sub))
+        costed.sort(key=lambda e: (e[0], e[4]))
+        secs, over, why, r, names, sub = costed[0]
+        if clock() + 1.25 * secs > deadline:  # the cheapest round does not fit: none does
+            for e in costed:
+                for nm in e[4]:
+                    left[nm] = (
+                        f"the next round ({e[2]}) needs about {_duration(e[0])}, beyond the budget left "
+                        f"({_duration(max(0.0, deadline - clock()))})"
+                    )
+            break
+        stream += 1
+        sub = dataclasses.replace(sub, noise_stream=stream)
+        if progress:
+            used = (clock() - t0) / 60.0
+            progress(
+                f"settle round {stream}, {used:.1f} of {budget:g} min used: {', '.join(names)} (their round {r}): "
+                f"{why}; about {_duration(secs)}"
+            )
+        start = clock()
+        with spending(2.0**-r):
+            got = run(sub, only=names, controls=result.controls)
+        took = clock() - start
+        for c in got.checks:
+            old = checks[c.name]
+            new = _merge(old, c, r, stream, why, over)
+            rounds.setdefault(c.name, []).append(
+                dict(
+                    round=r,
+                    noise_stream=stream,
+                    why=why,
+                    overrides={k: list(v) if isinstance(v, tuple) else v for k, v in over},
+                    verdict=c.verdict,
+                    control=None if c.control is None else c.control.get("verdict"),
+                    measured=c.measured,
+                    seconds=took,
+                    estimated_seconds=secs,
+                )
+            )
+            checks[c.name] = new
+            current[c.name] = dataclasses.replace(sub, noise_stream=0)
+        pending = [nm for nm in pending if nm not in left and needs_settling(checks[nm])]
+    record = {
+        "budget_minutes": budget,
+        "seconds": clock() - t0,
+        "per_step": list(per_step) if per_step else None,
+        "checks": {
+            name: {"before": before[name], "after": checks[name].verdict, "rounds": rounds.get(name, [])}
+            for name in before
+            if name in rounds or name in left
+        },
+        "left": left,
+    }
+    return tuple(checks[c.name] for c in result.checks), record
+
+
+def _merge(old: Check, new: Check, r: int, stream: int, why: str, over) -> Check:
+    """``old`` after a round that gave ``new``: the round's verdict where the planned one was
+    inconclusive, the round's control where the planned control was not detected; a decisive
+    planned verdict and a detected planned control are kept."""
+    settled = f"settled in round {r} (noise stream {stream}; {why}; {'; '.join(f'{k} = {v}' for k, v in over)})"
+    out = old
+    if old.verdict == "inconclusive":
+        out = dataclasses.replace(
+            old,
+            verdict=new.verdict,
+            measured=new.measured,
+            predicted=new.predicted,
+            detail=f"{new.detail} [{settled}]",
+            extra=new.extra,
+        )
+    if old.control is not None and not old.control.get("detected") and new.control is not None:
+        out = dataclasses.replace(out, control=dict(new.control))
+    return out

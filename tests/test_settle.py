@@ -1,0 +1,238 @@
+"""verify --settle: the evidence each round brings, the budget, the error spending across rounds, fresh
+noise per round, verdicts before and after, and that settling never re-judges a decisive verdict."""
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from sgpverify import suite
+from sgpverify.suite import QUICK, Check, SuiteResult
+from sgpverify.suite.criteria import level, spending
+from sgpverify.suite.settle import MAX_ROUNDS, REGIME_POINTS, evidence_for, needs_settling, settle
+
+
+def _check(name, verdict="inconclusive", measured="", detail="", control=None):
+    return Check(name, verdict, measured, "-", "criterion", detail, "x.py:1", control=control)
+
+
+def _result(checks, cfg=QUICK, controls=False):
+    return SuiteResult(config=cfg, seed=0, checks=tuple(checks), data={}, seconds=0.0, controls=controls)
+
+
+def test_level_is_the_criteria_level_outside_settling_and_spends_inside():
+    assert level() == 0.95 and level(0.99) == 0.99
+    with spending(0.5):
+        assert math.isclose(level(), 0.975, rel_tol=0, abs_tol=1e-15)
+        with spending(0.125):
+            assert math.isclose(level(), 1 - 0.05 / 8, rel_tol=0, abs_tol=1e-15)
+        assert math.isclose(level(), 0.975, rel_tol=0, abs_tol=1e-15)
+    assert level() == 0.95
+    for bad in (0.0, 1.5, -1.0, float("nan")):
+        with pytest.raises(ValueError, match="share must be in"), spending(bad):
+            pass
+
+
+def test_a_regime_starts_the_ladder_where_the_check_says():
+    c = _check(
+        "stationarity-rate",
+        measured="erdos-renyi not measured: the step-size regime needs K >= 4e+04",
+        detail="erdos-renyi: outside the step-size regime of the analysis: at K = 256 (n = 16) the effective step "
+        "... the regime needs K >= 4e+04",
+    )
+    ev = evidence_for(c, QUICK)
+    (field, ladder), = ev.overrides
+    assert field == "Ks" and len(ladder) == REGIME_POINTS
+    assert ladder[0] >= 4e4 and ladder[0] / 2 < 4e4  # the first power-of-two multiple of 256 past 4e4
+    assert ladder == tuple(k * (ladder[0] // 256) for k in QUICK.Ks[:REGIME_POINTS])
+    th = evidence_for(_check("theorem1-bound", measured="outside the theorem's regime: needs K >= 7.2e+05"), QUICK)
+    assert th.overrides == (("theorem_K_cap", 1048576),)
+
+
+def test_wide_intervals_get_replicas_and_moving_slopes_a_longer_ladder():
+    wide = _check("baselines", detail="exponent 0.077 [0.046, 0.107]: inconclusive (interval width 0.061 > delta "
+                  "= 0.05; more replicas or larger x would settle it)")  # fmt: skip
+    assert evidence_for(wide, QUICK).overrides == (("replicas", 4 * QUICK.replicas),)
+    moving = _check("topology-ratio", detail="the extrapolation carries the last of the estimates ...")
+    assert evidence_for(moving, QUICK).overrides == (("topology_Ks", tuple(4 * k for k in QUICK.topology_Ks)),)
+    na = _check("consensus-scaling", "not applicable", "not applicable to this setting")
+    assert not evidence_for(na, QUICK).runs
+    mixing = _check("mixing-constants")
+    assert not evidence_for(mixing, QUICK).runs and "no ladder" in evidence_for(mixing, QUICK).why
+
+
+def test_needs_settling_only_inconclusive_checks_and_missed_controls():
+    assert needs_settling(_check("a"))
+    assert not needs_settling(_check("a", "pass"))
+    assert not needs_settling(_check("a", "fail", control={"detected": True, "verdict": "fail"}))
+    assert needs_settling(_check("a", "pass", control={"detected": False, "verdict": "inconclusive"}))
+    assert not needs_settling(_check("a", "not applicable", control={"detected": False, "verdict": "x"}))
+
+
+class _Clock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+
+def test_rounds_spend_error_on_fresh_noise_and_stop_at_a_decisive_verdict():
+    seen = []
+    clock = _Clock()
+
+    def run(cfg, only, controls):
+        seen.append((cfg.noise_stream, tuple(only), level(), cfg.rate_replicas))
+        clock.t += 10.0
+        verdict = "pass" if cfg.rate_replicas >= 4 * 4 * QUICK.rate_replicas else "inconclusive"
+        return _result([_check(nm, verdict, "m", "interval width 0.2 > delta = 0.05; more replicas") for nm in only])
+
+    start = [
+        _check("stationarity-rate", measured="x", detail="interval width 0.2 > delta = 0.05; more replicas"),
+        _check("mass-conservation", "pass", "mass"),
+    ]
+    checks, rec = settle(_result(start), run, budget=60, per_step=(0.0, 1e-9), clock=clock)
+    assert [s[0] for s in seen] == [1, 2]  # a fresh noise stream per round
+    assert [s[1] for s in seen] == [("stationarity-rate",)] * 2  # only the check that needs it
+    assert [round(1 - s[2], 12) for s in seen] == [0.025, 0.0125]  # alpha 2^-r
+    assert [s[3] for s in seen] == [4 * 32, 16 * 32]
+    got = {c.name: c for c in checks}
+    assert got["stationarity-rate"].verdict == "pass" and "settled in round 2" in got["stationarity-rate"].detail
+    assert got["mass-conservation"].verdict == "pass"
+    assert rec["checks"]["stationarity-rate"]["before"] == "inconclusive"
+    assert rec["checks"]["stationarity-rate"]["after"] == "pass"
+    assert "mass-conservation" not in rec["checks"]
+
+
+def test_at_most_max_rounds_and_never_beyond_the_budget():
+    clock = _Clock()
+    calls = []
+
+    def run(cfg, only, controls):
+        calls.append(cfg)
+        clock.t += 1.0
+        return _result([_check(nm, "inconclusive", "m", "extrapolation carries") for nm in only])
+
+    start = [_check("topology-ratio", detail="extrapolation carries")]
+    checks, rec = settle(_result(start), run, budget=600, per_step=(0.0, 1e-12), clock=clock)
+    assert len(calls) == MAX_ROUNDS
+    assert "after 3 rounds" in rec["left"]["topology-ratio"]
+    assert calls[-1].topology_Ks == tuple(4**MAX_ROUNDS * k for k in QUICK.topology_Ks)
+    # a round whose estimate does not fit the budget left is not run, and says what it would need
+    calls.clear()
+    checks, rec = settle(_result(start), run, budget=0.01, per_step=(1e-3, 1e-3), clock=_Clock())
+    assert calls == [] and "beyond the budget left" in rec["left"]["topology-ratio"]
+    assert checks[0].verdict == "inconclusive"
+
+
+def test_a_decisive_verdict_and_a_detected_control_are_never_rejudged():
+    clock = _Clock()
+
+    def run(cfg, only, controls):
+        clock.t += 1.0
+        return _result(
+            [_check(nm, "fail", "m", "d", control={"verdict": "pass", "detected": False}) for nm in only], controls=True
+        )
+
+    start = [
+        _check("stationarity-rate", "pass", "m", control={"verdict": "inconclusive", "detected": False, "measured": ""}),
+        _check("consensus-rate", "inconclusive", "m", "more replicas", control={"verdict": "fail", "detected": True}),
+    ]
+    checks, rec = settle(_result(start, controls=True), run, budget=10, per_step=(0.0, 1e-12), clock=clock)
+    got = {c.name: c for c in checks}
+    assert got["stationarity-rate"].verdict == "pass"  # the planned pass stands
+    assert got["stationarity-rate"].control["detected"] is False  # its control was settled, to a pass: missed
+    assert got["consensus-rate"].verdict == "fail"  # the inconclusive verdict was settled
+    assert got["consensus-rate"].control["detected"] is True  # the detected control stands
+
+
+def test_settle_on_the_suite_resolves_a_short_ladder_and_resumes_from_the_cache(tmp_path):
+    kw = dict(only=["consensus-rate"], Ks=(64, 128, 256), rate_replicas=4, settle=True, budget=3)
+    msgs = []
+    res = suite.verify(**kw, cache=tmp_path, progress=msgs.append)
+    rounds = res.settle["checks"]["consensus-rate"]["rounds"]
+    assert res.settle["checks"]["consensus-rate"]["before"] == "inconclusive"
+    assert rounds and all(r["noise_stream"] == i + 1 for i, r in enumerate(rounds))
+    assert res.checks[0].verdict == res.settle["checks"]["consensus-rate"]["after"]
+    assert any(m.startswith("settle round 1") for m in msgs)
+    again = []
+    res2 = suite.verify(**kw, cache=tmp_path, progress=again.append)
+    assert [c.to_dict() for c in res2.checks] == [c.to_dict() for c in res.checks]
+    ran = [m for m in again if not m.startswith("settle") and not m.endswith(": cached")]
+    assert ran == []  # every unit of the planned run and of every round came from the cache
+
+
+def test_settle_on_decisive_checks_runs_nothing_more():
+    msgs = []
+    res = suite.verify(only=["mixing-constants"], settle=True, progress=msgs.append, mixing_horizon=50)
+    assert res.checks[0].verdict == "pass"
+    assert res.settle["checks"] == {} and not any(m.startswith("settle") for m in msgs)
+    assert res.settle["per_step"] is None  # not even a calibration
+
+
+def test_budget_needs_settle_and_a_positive_number():
+    with pytest.raises(ValueError, match="budget applies with settle=True"):
+        suite.verify(only=["mixing-constants"], budget=5)
+    for bad in (0, -1, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="budget"):
+            suite.verify(only=["mixing-constants"], settle=True, budget=bad)
+
+
+def test_a_noise_stream_changes_the_noise_and_nothing_else():
+    from sgpverify.suite.runs import run_one
+    from sgpverify.suite.setting import resolve_problem, setting_schedules
+
+    cfg = dataclasses.replace(QUICK, n=4, d=3)
+    prob = resolve_problem(cfg.problem, cfg)(4, 0)
+    topo = setting_schedules(cfg)[0][1](4, 0)
+    a = run_one(cfg, prob, topo, 32, 0, replicas=3)
+    b = run_one(dataclasses.replace(cfg, noise_stream=1), prob, topo, 32, 0, replicas=3)
+    c = run_one(dataclasses.replace(cfg, noise_stream=1), prob, topo, 32, 0, replicas=3)
+    assert a["f0"] == b["f0"]  # the same problem and start
+    assert a["stationarity"] != b["stationarity"]  # other noise
+    assert b["stationarity"] == c["stationarity"]  # the same stream, the same bits
+    assert np.all(np.isfinite(b["stationarity"]))
+
+
+def _cli(argv):
+    import io
+
+    from sgpverify.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    return main(argv, out=out, err=err), out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["--budget", "5"], "--budget applies with --settle, got --budget 5 alone"),
+        (["--settle", "--budget", "0"], "--budget"),
+        (["--settle", "--budget", "nan"], "--budget"),
+        (["--settle", "--budget", "-3"], "--budget"),
+    ],
+)
+def test_the_cli_refuses_a_bad_budget_before_any_work(tmp_path, argv, words):
+    code, out, err = _cli(["verify", "--quick", "--out", str(tmp_path / "r"), "--no-cache", *argv])
+    assert code == 2 and words in err and out == ""
+    assert not (tmp_path / "r").exists()
+
+
+def test_the_cli_table_shows_verdicts_before_and_after(tmp_path):
+    code, out, err = _cli(
+        ["verify", "--only", "consensus-rate", "--config", str(_toml(tmp_path)), "--settle", "--budget", "3",
+         "--out", str(tmp_path / "r"), "--no-cache", "--no-progress", "--workers", "1"]
+    )  # fmt: skip
+    head = out.splitlines()[0].split()
+    assert head[:3] == ["check", "before", "verdict"], out
+    row = next(line for line in out.splitlines() if line.startswith("consensus-rate"))
+    assert row.split()[1] == "INCONCLUSIVE"
+    assert "settling:" in out and "consensus-rate round 1:" in out
+    assert "## Settling" in (tmp_path / "r" / "report.md").read_text()
+
+
+def _toml(tmp_path):
+    p = tmp_path / "short.toml"
+    p.write_text("Ks = [64, 128, 256]\nrate_replicas = 4\n")
+    return p
