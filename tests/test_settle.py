@@ -42,7 +42,7 @@ def test_a_regime_starts_the_ladder_where_the_check_says():
         "... the regime needs K >= 4e+04",
     )
     ev = evidence_for(c, QUICK)
-    (field, ladder), = ev.overrides
+    ((field, ladder),) = ev.overrides
     assert field == "Ks" and len(ladder) == REGIME_POINTS
     assert ladder[0] >= 4e4 and ladder[0] / 2 < 4e4  # the first power-of-two multiple of 256 past 4e4
     assert ladder == tuple(k * (ladder[0] // 256) for k in QUICK.Ks[:REGIME_POINTS])
@@ -136,7 +136,9 @@ def test_a_decisive_verdict_and_a_detected_control_are_never_rejudged():
         )
 
     start = [
-        _check("stationarity-rate", "pass", "m", control={"verdict": "inconclusive", "detected": False, "measured": ""}),
+        _check(
+            "stationarity-rate", "pass", "m", control={"verdict": "inconclusive", "detected": False, "measured": ""}
+        ),
         _check("consensus-rate", "inconclusive", "m", "more replicas", control={"verdict": "fail", "detected": True}),
     ]
     checks, rec = settle(_result(start, controls=True), run, budget=10, per_step=(0.0, 1e-12), clock=clock)
