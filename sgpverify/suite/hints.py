@@ -15,7 +15,7 @@ import dataclasses
 import math
 from typing import Any
 
-from .settle import MAX_ROUNDS, estimate_seconds, evidence_for
+from .settle import estimate_seconds, evidence_for
 
 __all__ = ["SettleHint", "settle_hints"]
 
@@ -51,9 +51,19 @@ def settle_hints(result: Any, per_step: tuple[float, float] | None = None, worke
     """A :class:`SettleHint` for every inconclusive check of ``result`` (a SuiteResult); ``per_step``
     (``(a, b)`` of :func:`~sgpverify.suite.settle.calibrate`) turns the plans into times."""
     cfg = result.config
+    rec = result.settle or {}
     out = []
     for c in result.checks:
         if c.verdict != "inconclusive":
+            continue
+        nxt = rec.get("next", {}).get(c.name)
+        if nxt is not None:  # settling stopped it for the budget: its next round, as settling costed it
+            budget = max(1, math.ceil(2 * nxt["seconds"] / 60))
+            cmd = f"your verify command with --only {c.name} --settle --budget {budget}"
+            out.append(SettleHint(c.name, nxt["why"], tuple(nxt["config"]), cmd, nxt["seconds"]))
+            continue
+        if c.name in rec.get("left", {}):  # settling found nothing more to run, or ran its rounds
+            out.append(SettleHint(c.name, rec["left"][c.name], (), None, None))
             continue
         ev = evidence_for(c, cfg)
         if not ev.runs:
@@ -65,9 +75,5 @@ def settle_hints(result: Any, per_step: tuple[float, float] | None = None, worke
             secs = estimate_seconds(sub, [c.name], per_step, result.controls, workers)
         budget = 20 if secs is None else max(1, math.ceil(2 * secs / 60))
         cmd = f"your verify command with --only {c.name} --settle --budget {budget}"
-        if result.settle is not None:
-            rounds = len(result.settle.get("checks", {}).get(c.name, {}).get("rounds", []))
-            if rounds >= MAX_ROUNDS:
-                cmd += f" and a --config file with these settings (it had its {MAX_ROUNDS} rounds here)"
         out.append(SettleHint(c.name, ev.why, tuple(ev.lines()), cmd, secs))
     return out

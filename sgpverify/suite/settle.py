@@ -154,12 +154,14 @@ def evidence_for(check: Check, cfg: SuiteConfig) -> Evidence:
     return Evidence(tuple(over), why)
 
 
-def calibrate(cfg: SuiteConfig, seed: int = 0, steps: int = 256) -> tuple[float, float]:
-    """``(a, b)``: seconds per step of the engine on the setting's problem (n, d) and first schedule
+def calibrate(cfg: SuiteConfig, seed: int = 0, steps: int = 256) -> tuple[float, float, float]:
+    """``(a, b, c)``: seconds per step of the engine on the setting's problem (n, d) and first schedule
     are about ``a + b R`` with R replicas, from two short runs (``steps`` steps, 1 and
-    ``rate_replicas`` replicas)."""
+    ``rate_replicas`` replicas); ``c``: seconds per step of the mixing experiment's connectivity
+    stream over a run (on the same schedule, ``8 steps`` steps)."""
     import numpy as np
 
+    from ..assumptions.check import run_connectivity
     from ..engine import simulate
     from ..errors import EffectiveStepWarning
     from .setting import resolve_problem, setting_schedules
@@ -176,8 +178,11 @@ def calibrate(cfg: SuiteConfig, seed: int = 0, steps: int = 256) -> tuple[float,
             x0 = np.full(cfg.d, cfg.x0)
             simulate(prob, topo, step_size=math.sqrt(cfg.n / steps), n_iter=steps, x0=x0, replicas=r)
             per.append((time.perf_counter() - t0) / steps)
+        t0 = time.perf_counter()
+        run_connectivity(topo, 8 * steps, cfg.mixing_horizon)
+        c = (time.perf_counter() - t0) / (8 * steps)
     b = max(0.0, (per[1] - per[0]) / (R - 1))
-    return max(0.0, per[0] - b), b
+    return max(0.0, per[0] - b), b, c
 
 
 def _runs(cfg: SuiteConfig, key: str) -> list[tuple[int, int, int]]:
@@ -209,20 +214,30 @@ ROUND_OVERHEAD = 3.0
 
 
 def estimate_seconds(
-    cfg: SuiteConfig, names: list[str], per_step: tuple[float, float], controls: bool = False, workers: int = 1
+    cfg: SuiteConfig, names: list[str], per_step: tuple[float, ...], controls: bool = False, workers: int = 1
 ) -> float:
-    """Wall seconds of a run of checks ``names`` under ``cfg``, from the calibrated cost per step
-    ``a + b R`` at ``cfg.n`` (a run at n nodes costs n / cfg.n times that): the largest unit, or the
+    """Wall seconds of a run of checks ``names`` under ``cfg``, from the calibration ``per_step``
+    (:func:`calibrate`): runs cost ``a + b R`` a step at ``cfg.n`` (n / cfg.n times that at n nodes),
+    the mixing experiment ``c`` a step of the longest run on each schedule (it streams the
+    connectivity over every step a run takes, which comes first); then the largest unit, or the
     total over ``workers``, whichever is longer."""
-    a, b = per_step
+    from .config import longest_run
+    from .runner import needs_of
+
+    a, b = per_step[:2]
+    c = per_step[2] if len(per_step) > 2 else 0.0
     keys = list(dict.fromkeys(k for nm in names for k in BY_NAME[nm].experiments))
+    first = 0.0
+    if "mixing" in keys or "mixing" in needs_of(keys):
+        steps = max(longest_run(cfg), cfg.theorem_K_cap if "theorem" in keys else 0)
+        first = c * steps * len(cfg.topologies)
     units = []
     for k in keys:
         cost = sum(steps * (a + b * R) * m / cfg.n for steps, R, m in _runs(cfg, k))
         units += [cost, cost] if controls else [cost]
     if not units:
-        return ROUND_OVERHEAD
-    return ROUND_OVERHEAD + max(max(units), sum(units) / max(1, workers))
+        return ROUND_OVERHEAD + first
+    return ROUND_OVERHEAD + first + max(max(units), sum(units) / max(1, workers))
 
 
 def needs_settling(check: Check) -> bool:
@@ -269,7 +284,8 @@ def settle(
     left: dict[str, str] = {}
     current = {c.name: cfg for c in result.checks}  # each check's configuration of its last round
     pending = [c.name for c in result.checks if needs_settling(c)]
-    stream = 0
+    stream, slow = 0, 1.0
+    nxt: dict[str, dict] = {}  # the next round of each check the budget stopped
     if pending and per_step is None:
         try:
             per_step = calibrate(cfg, result.seed)
@@ -297,12 +313,19 @@ def settle(
             costed.append((secs, over, why, r, names, sub))
         costed.sort(key=lambda e: (e[0], e[4]))
         secs, over, why, r, names, sub = costed[0]
-        if clock() + 1.25 * secs > deadline:  # the cheapest round does not fit: none does
+        if clock() + 1.25 * slow * secs > deadline:  # the cheapest round does not fit: none does
             for e in costed:
                 for nm in e[4]:
+                    nxt[nm] = {
+                        "why": e[2],
+                        "config": Evidence(e[1], e[2]).lines(),
+                        "seconds": slow * e[0],
+                        "rounds_left": MAX_ROUNDS - e[3] + 1,
+                    }
                     left[nm] = (
-                        f"the next round ({e[2]}) needs about {_duration(e[0])}, beyond the budget left "
-                        f"({_duration(max(0.0, deadline - clock()))})"
+                        f"the next round ({e[2]}) needs about {_duration(slow * e[0])} at n = {cfg.n}, d = {cfg.d} "
+                        "here, "
+                        f"beyond the budget left ({_duration(max(0.0, deadline - clock()))})"
                     )
             break
         stream += 1
@@ -311,12 +334,14 @@ def settle(
             used = (clock() - t0) / 60.0
             progress(
                 f"settle round {stream}, {used:.1f} of {budget:g} min used: {', '.join(names)} (their round {r}): "
-                f"{why}; about {_duration(secs)}"
+                f"{why}; about {_duration(slow * secs)}"
             )
         start = clock()
         with spending(2.0**-r):
             got = run(sub, only=names, controls=result.controls)
         took = clock() - start
+        # the machine as it is now (other work, threads): estimates are scaled by the slowest round so far
+        slow = max(slow, took / max(secs, 1e-9))
         for c in got.checks:
             old = checks[c.name]
             new = _merge(old, c, r, stream, why, over)
@@ -331,6 +356,7 @@ def settle(
                     measured=c.measured,
                     seconds=took,
                     estimated_seconds=secs,
+                    slowdown=slow,
                 )
             )
             checks[c.name] = new
@@ -340,12 +366,14 @@ def settle(
         "budget_minutes": budget,
         "seconds": clock() - t0,
         "per_step": list(per_step) if per_step else None,
+        "slowdown": slow,
         "checks": {
             name: {"before": before[name], "after": checks[name].verdict, "rounds": rounds.get(name, [])}
             for name in before
             if name in rounds or name in left
         },
         "left": left,
+        "next": nxt,
     }
     return tuple(checks[c.name] for c in result.checks), record
 
