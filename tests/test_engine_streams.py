@@ -9,6 +9,7 @@ from _tolerances import roundoff
 
 import sgpverify as sv
 from sgpverify import graphs
+from sgpverify.problems import replica_grads
 
 pytestmark = pytest.mark.filterwarnings("ignore::sgpverify.EffectiveStepWarning")
 
@@ -65,7 +66,11 @@ class ReplicaMean(Cauchy):
 
 
 class OwnStreams(Cauchy):
-    """The same gradients with ``grad_replicas``: one stream per replica (the built-ins' contract)."""
+    """The same gradients with ``grad_replicas``: one stream per replica (the built-ins' contract;
+    used where the class defines ``grad`` too)."""
+
+    def grad(self, z, rng):
+        return super().grad(z, rng)
 
     def grad_replicas(self, Z, rngs, out):
         for r, rng in enumerate(rngs):
@@ -75,6 +80,10 @@ class OwnStreams(Cauchy):
 
 N, D, K = 16, 10, 30
 FIELDS = ("x", "w", "z", *sv.engine.Trace.SERIES, "iterations")
+
+
+def test_own_streams_is_a_problem_with_its_own_streams():
+    assert replica_grads(OwnStreams(N, D)) is not None and replica_grads(Cauchy(N, D)) is None
 
 
 def _run(prob, R, topo="exponential", seed=4, **kw):
@@ -172,3 +181,24 @@ def test_a_grad_that_mixes_the_replicas_is_caught_where_they_differ():
 
     _same(a, _run(Refusing(N, D), R))
     assert ref.calls["stacked"] == 0
+
+
+def test_the_methods_loop_draws_the_shared_stream_in_replica_order():
+    # push-diging (the Method loop) makes the R calls on the one stream, as the SGP step's definition
+    R = 4
+    a = _run(Cauchy(N, D), R, algorithm="push-diging")
+    b = _run(OnlyNodes(N, D), R, algorithm="push-diging")
+    _same(a, b)
+    assert not np.allclose(a.z[0], a.z[1])
+    own = _run(OwnStreams(N, D), R, algorithm="push-diging")  # one stream per replica: other draws
+    assert not np.array_equal(a.z[1], own.z[1])
+
+
+def test_the_shared_stream_is_the_first_spawned_drawn_in_replica_order():
+    # the documented stream: SeedSequence(seed).spawn(R)[0], replica r's step-0 draws its r-th block
+    R = 5
+    prob = Cauchy(N, D)
+    E = _noise_at_start(prob, R)
+    rng = np.random.default_rng(np.random.SeedSequence(4).spawn(R)[0])
+    want = rng.standard_normal((R, N, D)).reshape(R, -1) * np.sqrt(prob.sigma2 / D)
+    np.testing.assert_allclose(E, want, rtol=0, atol=roundoff(4.0))
