@@ -32,8 +32,16 @@ not the seconds):
    bare numpy step of the irreducible work, the fastest of three ways;
    target engine / floor <= 1.3); with ``--mixing``, the peak memory (RSS)
    of ``check_mixing`` at that size in a subprocess (target <= 2 GB).
+6. **user problems** (n = 16, d = 10, R = 8 and 64, the Cauchy problem of
+   ``docs/examples/mymod.py``: no ``grad_replicas``, a ``grad`` that takes
+   leading replica axes): the engine against the dense loop of 4. making one
+   stacked ``grad(Z, rng)`` call per step with one generator, as a user
+   would write it, and evaluating ``f(xbar)`` every step as the engine's
+   records do (also printed: against that loop without ``f(xbar)``, against
+   the loop with one call per replica); interleaved, best of several, CPU
+   time. Target: <= 1.
 
-Parts 2, 4 and 5 are run ``--runs`` times (default 3), one after the other;
+Parts 2, 4, 5 and 6 are run ``--runs`` times (default 3), one after the other;
 the summary gives each target's median and its smallest and largest value
 over the runs, and whether it held in every run. The machine's cores, load
 average (start and end) and versions are printed with it.
@@ -49,6 +57,7 @@ import os
 import statistics
 import sys
 import time
+import warnings
 
 import numpy as np
 
@@ -229,12 +238,14 @@ class DenseMatrices:
         return M
 
 
-def reference_loop(prob, mats, n_real, gamma, K, R, seed=0, metrics=True, stacked=False):
+def reference_loop(prob, mats, n_real, gamma, K, R, seed=0, metrics=True, stacked=False, shared=False, value=False):
     """The plain dense SGP loop of item 1: replicas first, the dense (augmented) matrix of step
     k from ``mats(k)`` (a :class:`DenseMatrices`, fresh for each run, so that the matrices are
     built inside the clock), metrics every step. ``stacked``: the gradients of all replicas in
-    one ``grad_replicas`` call (as the engine makes it for the built-in problems), else one
-    ``grad`` call per replica."""
+    one ``grad_replicas`` call (as the engine makes it for the built-in problems); ``shared``:
+    in one ``grad(Z, rng)`` call on the stacked ``(R, n, d)`` points with one generator (what a
+    user writes for a problem whose ``grad`` takes leading replica axes); else one ``grad``
+    call per replica. ``value``: the metrics also hold ``f(xbar)`` (the engine records it)."""
     n, d = n_real, prob.dim
     N = mats(0).shape[0]
     X = np.zeros((R, N, d))
@@ -245,11 +256,14 @@ def reference_loop(prob, mats, n_real, gamma, K, R, seed=0, metrics=True, stacke
     Gt = np.empty((R, n, d))
     gn = np.empty((K, R))
     cons = np.empty((K, R))
+    vals = np.empty((K, R))
     for k in range(K):
         P = mats(k)
         Z = X[:, :n] * (1.0 / w[:, :n])
         if stacked:
             G[:, :n] = prob.grad_replicas(Z, rngs, Gt)
+        elif shared:
+            G[:, :n] = prob.grad(Z, rngs[0])
         else:
             for r in range(R):
                 G[r, :n] = prob.grad(Z[r], rngs[r])
@@ -257,6 +271,8 @@ def reference_loop(prob, mats, n_real, gamma, K, R, seed=0, metrics=True, stacke
             xbar = X.sum(axis=1) / n  # mass in flight included
             gn[k] = np.sum(prob.full_grad(xbar) ** 2, axis=-1)
             cons[k] = np.sum((Z - xbar[:, None, :]) ** 2, axis=(1, 2)) / n
+            if value:
+                vals[k] = prob.value(xbar)
         X = P @ (X - gamma * G)
         w = P @ w
     return X, gn, cons
@@ -315,6 +331,72 @@ def suite_sizes(quick=False):
                     "ratio_record_at_end": best["engine_record_at_end"] / best["reference_no_metrics"],
                     "ratio_no_mass": best["engine_no_mass"] / best["reference"],
                     "ratio_stacked_reference": best["engine"] / best["reference_stacked"],
+                }
+            )
+    return rows
+
+
+def user_problem(n, d):
+    """The Cauchy problem of ``docs/examples/mymod.py``: a problem written outside sgpverify,
+    without ``grad_replicas``, whose ``grad(z, rng)`` takes ``z`` shaped ``(..., n, d)``."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "examples", "mymod.py")
+    spec = importlib.util.spec_from_file_location("mymod", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.make(n, d, 0)
+
+
+def user_sizes(quick=False):
+    """Part 6: a user problem without ``grad_replicas`` (:func:`user_problem`) at the suite's
+    sizes, engine vs the plain dense loop making one stacked ``grad(Z, rng)`` call per step,
+    interleaved, best of several (CPU time), metrics every step."""
+    n, d = 16, 10
+    prob = user_problem(n, d)
+    K = 150 if quick else 400
+    reps = 3 if quick else 5
+    rows = []
+    cases = [
+        ("exponential", sv.graphs.exponential(n), 0, "fixed"),
+        ("random-peer", sv.graphs.random_peer(n, seed=0), 2, "random"),
+    ]
+    for label, topo, tau, delay in cases:
+
+        def mats(topo=topo, tau=tau, delay=delay):
+            return DenseMatrices(topo, tau, delay)
+
+        for R in (8, 64):
+            kw = dict(step_size=0.05, n_iter=K, replicas=R, tau=tau, delay=delay, seed=0)
+            runs = {
+                "reference": lambda: reference_loop(prob, mats(), n, 0.05, K, R, shared=True, value=True),
+                "reference_no_value": lambda: reference_loop(prob, mats(), n, 0.05, K, R, shared=True),
+                "reference_per_replica": lambda: reference_loop(prob, mats(), n, 0.05, K, R, value=True),
+                "engine": lambda: sv.simulate(prob, topo, record_every=1, **kw),
+                "engine_record_at_end": lambda: sv.simulate(prob, topo, record_every=K, **kw),
+                "reference_no_metrics": lambda: reference_loop(prob, mats(), n, 0.05, K, R, shared=True, metrics=False),
+            }
+            best = {}
+            with warnings.catch_warnings():  # random peer: step_size / w_min > 1/L, said once per run
+                warnings.simplefilter("ignore", sv.EffectiveStepWarning)
+                for _ in range(reps):
+                    for name, f in runs.items():
+                        t0 = time.process_time()
+                        f()
+                        best[name] = min(best.get(name, np.inf), (time.process_time() - t0) / K)
+            rows.append(
+                {
+                    "topology": label,
+                    "tau": tau,
+                    "R": R,
+                    "n": n,
+                    "d": d,
+                    "K": K,
+                    "us_per_step": {k: v * 1e6 for k, v in best.items()},
+                    "ratio": best["engine"] / best["reference"],
+                    "ratio_no_value_reference": best["engine"] / best["reference_no_value"],
+                    "ratio_per_replica_reference": best["engine"] / best["reference_per_replica"],
+                    "ratio_record_at_end": best["engine_record_at_end"] / best["reference_no_metrics"],
                 }
             )
     return rows
@@ -458,6 +540,10 @@ TARGETS = [
     ("suite/exponential/R=64", "suite sizes, exponential, R = 64: engine / dense loop", 1.0),
     ("suite/random-peer/R=8", "suite sizes, random peer, tau = 2 random, R = 8: engine / dense loop", 1.0),
     ("suite/random-peer/R=64", "suite sizes, random peer, tau = 2 random, R = 64: engine / dense loop", 1.0),
+    ("user/exponential/R=8", "user problem, exponential, R = 8: engine / stacked loop with f(xbar)", 1.0),
+    ("user/exponential/R=64", "user problem, exponential, R = 64: engine / stacked loop with f(xbar)", 1.0),
+    ("user/random-peer/R=8", "user problem, random peer tau = 2, R = 8: engine / stacked loop with f(xbar)", 1.0),
+    ("user/random-peer/R=64", "user problem, random peer tau = 2, R = 64: engine / stacked loop with f(xbar)", 1.0),
     ("memory/random-peer", "memory-bound random peer, mass tracking: copies per iteration", 5.0),
     ("memory/exponential", "memory-bound exponential, mass tracking: copies per iteration", 4.0),
     ("large-n/exponential", "large n (10^6; --quick 10^5) exponential after its period: copies", 10.0),
@@ -472,6 +558,8 @@ def target_values(run):
     out = {}
     for r in run.get("suite_sizes", []):
         out[f"suite/{r['topology']}/R={r['R']}"] = r["ratio"]
+    for r in run.get("user_sizes", []):
+        out[f"user/{r['topology']}/R={r['R']}"] = r["ratio"]
     for m in run.get("memory_bound", []):
         key = "random-peer" if m["topology"].startswith("random-peer") else "exponential"
         out[f"memory/{key}"] = m["engine_copies_per_iter"]
@@ -528,14 +616,14 @@ def main(argv=None):
     ap.add_argument("--mixing", action="store_true", help="also the peak memory of check_mixing at n = 10^6 (minutes)")
     ap.add_argument(
         "--only",
-        choices=("reference", "memory", "growth", "suite", "large-n", "mixing"),
+        choices=("reference", "memory", "growth", "suite", "user", "large-n", "mixing"),
         action="append",
         help="run only these parts (repeatable; 'mixing' as --mixing)",
     )
     a = ap.parse_args(argv)
     if a.runs < 1:
         ap.error(f"--runs must be >= 1, got {a.runs}")
-    want = set(a.only or ("reference", "memory", "growth", "suite", "large-n"))
+    want = set(a.only or ("reference", "memory", "growth", "suite", "user", "large-n"))
     a.mixing = a.mixing or "mixing" in want
     # the path measured: the compiled step when numba is installed, for every run whatever its size
     # (auto would keep small runs on numpy until numba is loaded); SGPVERIFY_KERNELS=numpy measures numpy
@@ -552,6 +640,8 @@ def main(argv=None):
         run = {"run": i + 1, "load_average": os.getloadavg()}
         if "suite" in want:
             run["suite_sizes"] = suite_sizes(a.quick)
+        if "user" in want:
+            run["user_sizes"] = user_sizes(a.quick)
         if "memory" in want:
             run["memory_bound"] = [
                 memory_bound(topology=t, rounds=2 if a.quick else 3) for t in ("random-peer", "exponential")
@@ -617,6 +707,18 @@ def _print_run(run):
                 f"no mass tracking (as the loop) {u['engine_no_mass']:.0f}: {r['ratio_no_mass']:.2f}; "
                 f"against the loop with one gradient call per step {u['reference_stacked']:.0f}: "
                 f"{r['ratio_stacked_reference']:.2f}"
+            )
+    if "user_sizes" in res:
+        print("\n6. user problem without grad_replicas (docs/examples/mymod.py, n=16, d=10), us/step, CPU time:")
+        for r in res["user_sizes"]:
+            u = r["us_per_step"]
+            print(
+                f"   {r['topology']:<12} tau={r['tau']} R={r['R']:<3} engine {u['engine']:7.0f} vs stacked loop "
+                f"{u['reference']:7.0f}: ratio {r['ratio']:.2f}; vs that loop without f(xbar) "
+                f"{u['reference_no_value']:.0f}: {r['ratio_no_value_reference']:.2f}; vs the loop with one grad "
+                f"call per replica {u['reference_per_replica']:.0f}: {r['ratio_per_replica_reference']:.2f}; "
+                f"without metrics {u['engine_record_at_end']:.0f} vs {u['reference_no_metrics']:.0f}: "
+                f"{r['ratio_record_at_end']:.2f}"
             )
     if "large_n" in res:
         m = res["large_n"]

@@ -23,12 +23,16 @@ DoubleWell promise it, and the tests check the promise). Also optional:
 ``grad_replicas(Z, rngs, out)``, the stochastic gradients of R replicas at
 ``Z`` shaped ``(R, n, d)``, replica r drawing from ``rngs[r]``, written into
 ``out`` (``(R, n, d)``, C-contiguous): for every r the same bits as
-``grad(Z[r], rngs[r])`` and the same draws from ``rngs[r]``. The engine then
-makes one call per step instead of R at small sizes (QuadraticCosine and
-DoubleWell define it; the tests check the promise). It is looked up on the
-class, and used only where the class that defines it also defines the
-``grad`` in effect, so a subclass or a wrapper that changes ``grad`` keeps
-the per-replica calls.
+``grad(Z[r], rngs[r])`` and the same draws (QuadraticCosine and DoubleWell
+define it; the tests check it). Used where :func:`replica_grads` allows. The
+replicas' streams: with it, replica r of a run draws from
+``SeedSequence(seed).spawn(R)[r]``; without it,
+the R replicas share one stream, the first of these, and step k's gradients
+are those of ``grad(Z[0], rng)``, ..., ``grad(Z[R-1], rng)`` called in turn
+(independent replicas, the same bits for the same seed). Where one call
+``grad(Z, rng)`` on the stacked points gives those bits and leaves ``rng``
+where they do (probed once, at the first step whose points differ between
+all replicas; the probe is one more call), the engine makes that call.
 
 Each constant is proved in the class docstring (Notes) and checked against
 sampled points in the tests. Users plug their own problems in through the same

@@ -446,7 +446,7 @@ def test_replica_zero_bit_equal_across_replica_counts_on_large_arrays():
 
     n, d, K = 8, 4096, 4  # R = 8: n R d = 2^18 reaches the large-array branch; R = 1 does not
     assert n * 8 * d >= step.BLAS_MIN > n * d
-    prob = Noisy(n, d)
+    prob = OwnNoisy(n, d)  # one stream per replica
     topo = graphs.random_peer(n, seed=0)
     x0 = np.linspace(-1, 1, d)
     kw = dict(step_size=0.1, n_iter=K, x0=x0, tau=1, delay="random", momentum=0.5)
@@ -462,7 +462,7 @@ def test_replica_zero_bit_equal_across_replica_counts_on_large_arrays():
 @pytest.mark.parametrize("d", [1, 3])
 def test_replica_zero_bit_equal_in_records_for_any_dimension(d):
     n = 9  # at least 8 nodes: numpy sums a single contiguous column pairwise
-    prob = Noisy(n, d)
+    prob = OwnNoisy(n, d)  # one stream per replica
     kw = dict(step_size=0.1, n_iter=6, x0=np.linspace(1, 2, d), tau=1, delay="random", seed=2)
     r5 = sv.simulate(prob, graphs.random_peer(n, seed=1), replicas=5, **kw)
     r1 = sv.simulate(prob, graphs.random_peer(n, seed=1), replicas=1, **kw)
@@ -769,8 +769,26 @@ def test_unclear_inputs_get_one_line_errors():
 # --- fast paths of issue 11: each against an independent computation ---------
 
 
-class RecordingNoisy(Noisy):
-    """Noisy, keeping a copy of every gradient it returns (in call order)."""
+def _own_streams(grad, Z, rngs, out):
+    """``grad_replicas`` by R calls, replica r on ``rngs[r]``."""
+    for r, rng in enumerate(rngs):
+        out[r] = grad(Z[r], rng)
+    return out
+
+
+class OwnNoisy(Noisy):
+    """Noisy with one stream per replica (``grad_replicas``, as the built-ins): replica 0 of an
+    R-replica run draws the one-replica run's noise (without it the replicas share one stream)."""
+
+    def grad(self, z, rng):
+        return super().grad(z, rng)
+
+    def grad_replicas(self, Z, rngs, out):
+        return _own_streams(self.grad, Z, rngs, out)
+
+
+class RecordingNoisy(OwnNoisy):
+    """OwnNoisy, keeping a copy of every gradient it returns (in call order)."""
 
     def __init__(self, n, d):
         super().__init__(n, d)
@@ -780,6 +798,9 @@ class RecordingNoisy(Noisy):
         g = super().grad(z, rng)
         self.calls.append(np.array(g, copy=True))
         return g
+
+    def grad_replicas(self, Z, rngs, out):
+        return _own_streams(self.grad, Z, rngs, out)
 
 
 @pytest.mark.parametrize("kw", [{}, {"tau": 2, "delay": "random"}, {"track_mass": False}])
@@ -823,7 +844,7 @@ def test_deferred_records_equal_per_node_reference(monkeypatch, kw, record_every
     else:
         assert np.all(np.isnan(tr.mass_error))
     monkeypatch.setattr(trace, "DEFER_ELEMS", 0)  # every record computed on the spot
-    direct = sv.simulate(Noisy(n, d), topo, **args)
+    direct = sv.simulate(OwnNoisy(n, d), topo, **args)
     for key in sv.Trace.SERIES + ("step_sq", "x", "w", "z"):
         assert np.array_equal(getattr(tr, key), getattr(direct, key), equal_nan=True), key
 
@@ -892,6 +913,24 @@ class _PerReplicaDW(problems.DoubleWell):
         return super().grad(z, rng)
 
 
+class _LoopQC(_PerReplicaQC):
+    """_PerReplicaQC with one stream per replica: ``grad_replicas`` by R calls of its ``grad``."""
+
+    def grad(self, z, rng):
+        return super().grad(z, rng)
+
+    def grad_replicas(self, Z, rngs, out):
+        return _own_streams(self.grad, Z, rngs, out)
+
+
+class _LoopDW(_PerReplicaDW):
+    def grad(self, z, rng):
+        return super().grad(z, rng)
+
+    def grad_replicas(self, Z, rngs, out):
+        return _own_streams(self.grad, Z, rngs, out)
+
+
 class _Forward:
     """A wrapper forwarding every attribute (as the suite's controls do)."""
 
@@ -922,20 +961,20 @@ def test_replica_grads_is_used_only_where_grad_is_the_one_it_was_written_for():
 @pytest.mark.parametrize(
     "make, per, topo, kw",
     [
-        (problems.QuadraticCosine, _PerReplicaQC, lambda: graphs.exponential(16), dict(replicas=8)),
+        (problems.QuadraticCosine, _LoopQC, lambda: graphs.exponential(16), dict(replicas=8)),
         (
             problems.QuadraticCosine,
-            _PerReplicaQC,
+            _LoopQC,
             lambda: graphs.random_peer(16, seed=1),
             dict(replicas=8, tau=2, delay="random"),
         ),
         (
             problems.QuadraticCosine,
-            _PerReplicaQC,
+            _LoopQC,
             lambda: graphs.random_peer(16, seed=1),
             dict(replicas=3, momentum=0.9, debias=False),
         ),
-        (problems.DoubleWell, _PerReplicaDW, lambda: graphs.ring(8), dict(replicas=5, algorithm="dpsgd")),
+        (problems.DoubleWell, _LoopDW, lambda: graphs.ring(8), dict(replicas=5, algorithm="dpsgd")),
     ],
     ids=["exponential", "delays", "momentum-no-debias", "doublewell-dpsgd"],
 )

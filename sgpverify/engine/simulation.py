@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from ..errors import EffectiveStepWarning
 from ..graphs import Topology
 from ..mixing import DelayModel, MixingSchedule, as_topology, check_delay_shape, delay_model, mixing_schedule
-from ..problems import check_problem
+from ..problems import check_problem, replica_grads
 from ..usercode import check_outputs
 from ..validation import check_choice, check_float, check_int, check_memory, check_seed
 from .methods import METHODS, Method, method_by_name, run_method
@@ -90,8 +90,11 @@ def simulate(
         (:class:`~sgpverify.engine.methods.PushDIGing`); or a user's
         :class:`~sgpverify.engine.methods.Method` object.
     replicas : int
-        Independent Monte-Carlo runs in one vectorised pass (gradient noise
-        from ``SeedSequence(seed).spawn(replicas)``; graph and delays shared).
+        Independent Monte-Carlo runs in one vectorised pass (graph and delays
+        shared). Gradient noise: replica r's own stream
+        ``SeedSequence(seed).spawn(replicas)[r]`` for a problem with
+        ``grad_replicas``; else one stream, the first, drawn in replica order
+        (the Problem protocol in :mod:`sgpverify.problems`).
     seed : int or None
         Seed of the gradient noise and of random delays; same seed, same bits.
         None draws fresh entropy and records it in ``Trace.seed``.
@@ -215,7 +218,7 @@ def simulate(
     st.w_ones = push and tau == 0 or not push
     Z = np.empty_like(X)
     mass0 = X.sum(axis=0)  # (R, d)
-    rngs = _replica_streams(seed, R)
+    rngs = _replica_streams(seed, R, shared=replica_grads(problem) is None)
     rec = Recorder(
         problem,
         Z,
@@ -308,10 +311,14 @@ def _trace(algorithm, problem, topo_name, model, gamma, n_iter, tau, seed, R, ef
     )
 
 
-def _replica_streams(seed, R):
-    """One generator per replica, from ``SeedSequence(seed).spawn(R)`` (the same for every algorithm)."""
+def _replica_streams(seed, R, shared=False):
+    """The generator of each replica, from ``SeedSequence(seed).spawn(R)`` (the same for every
+    algorithm): replica r's own with ``grad_replicas``; else (``shared``) the first, one object
+    for all R replicas, which draw from it in replica order at each step (the Problem protocol,
+    :mod:`sgpverify.problems`)."""
     ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    return [np.random.default_rng(s) for s in ss.spawn(R)]
+    children = ss.spawn(R)
+    return [np.random.default_rng(children[0])] * R if shared else [np.random.default_rng(s) for s in children]
 
 
 def memory_estimate(
@@ -373,7 +380,7 @@ def _simulate_method(
         raise ValueError(f"topology has {schedule.n} nodes but problem.n_nodes = {n}")
     X = _initial_state(x0, n, R, d)
     check_outputs(problem, X[:, 0, :], X.sum(axis=0) / n)
-    rngs = _replica_streams(seed, R)
+    rngs = _replica_streams(seed, R, shared=replica_grads(problem) is None)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         res = run_method(method, problem, schedule, X, rngs, gamma=gamma, n_iter=n_iter, record_every=record_every,
                          progress=progress)  # fmt: skip

@@ -12,6 +12,7 @@ checks name the node and iteration of a divergence.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -39,6 +40,10 @@ from .mixers import (
 BLAS_MIN = 1 << 18
 #: Block of the large-array update (elements): a 512 KB temporary, cache-resident.
 AXPY_BLOCK = 1 << 16
+#: The first steps of a run, among which the first whose points differ between all replicas
+#: probes the stacked ``grad`` call of a problem without ``grad_replicas`` against the R calls
+#: on the replicas' shared stream (see :mod:`sgpverify.problems`); none such: the R calls.
+PROBES = 8
 
 
 class Stepper:
@@ -200,7 +205,8 @@ def axpy(a: float, G: np.ndarray, X: np.ndarray) -> None:
     Large contiguous arrays are updated by blocks through one cache-resident
     temporary: the same two roundings (``a * g``, then the sum) as the
     small-array expression, so that the result never depends on the array
-    size (replica 0 of an R-replica run is bit-equal to the one-replica run).
+    size (with one stream per replica, replica 0 of an R-replica run is
+    bit-equal to the one-replica run).
     BLAS daxpy is not used: it may fuse the multiply-add (one rounding).
     """
     if G.shape != X.shape:
@@ -275,15 +281,22 @@ def _account_lost(lost, st, lost_x, lost_w):
 
 
 class _Gradients:
-    """Stochastic gradients at Z (n, R, d), each replica from its own stream,
+    """Stochastic gradients at Z (n, R, d), each replica from its stream in
+    ``rngs`` (one object R times: the replicas share it, in replica order),
     written into one reused array; the per-replica views of the few state
     arrays the gradient is taken at are made once (call overhead at small
     sizes). The problem sees the same views as :func:`_gradients`, or, when
     it defines ``grad_replicas`` (:func:`sgpverify.problems.replica_grads`), the replicas
-    stacked (R, n, d) in one call per step at small sizes."""
+    stacked (R, n, d) in one call per step at small sizes; so too, with a
+    shared stream, ``grad`` itself once a probe (:meth:`_probe`) has seen
+    that call give the bits and draws of the R calls."""
 
     def __init__(self, problem, rngs, shape):
         self.problem, self.rngs, self.R = problem, rngs, shape[1]
+        # one stream shared by the replicas (a problem without grad_replicas): one stacked call
+        # per step once a probe has seen it give the R calls' bits (see _probe)
+        self.probes = PROBES if self.R > 1 and rngs[1] is rngs[0] else 0
+        self.one_call = False
         self.G = np.empty(shape) if self.R > 1 else None
         self.Gv = [self.G[:, r, :] for r in range(self.R)] if self.R > 1 else None
         self._views = {}  # id -> (array, its replica views); the array is kept alive
@@ -311,10 +324,31 @@ class _Gradients:
             np.copyto(self.G, self.Gt.transpose(1, 0, 2))
             return self.G
         grad = self.problem.grad
+        if self.one_call:  # one stream, one call: the R replicas' draws in replica order
+            np.copyto(self.G, np.asarray(grad(Zt, self.rngs[0])).transpose(1, 0, 2))
+            return self.G
+        twin = None
+        if self.probes:  # probed once, at the first step whose points differ between all replicas
+            self.probes -= 1
+            if len({z.tobytes() for z in Zt}) == self.R:
+                twin, self.probes = copy.deepcopy(self.rngs[0]), 0
         # one copy of every replica's gradient into the (n, R, d) layout: side by side
         # along the columns of its (n, R d) view (np.stack did the same at twice the cost)
         np.concatenate([grad(z, rng) for z, rng in zip(self.Zv, self.rngs)], axis=1, out=self.G2)
+        if twin is not None:
+            self._probe(grad, Zt, twin)
         return self.G
+
+    def _probe(self, grad, Zt, twin):
+        """Does one call ``grad(Zt, twin)`` on the stacked points give the bits just computed by
+        R calls and leave its generator where they left the shared one? Then the next steps
+        make that call."""
+        try:
+            g = np.asarray(grad(Zt, twin))
+            same = g.shape == Zt.shape and np.array_equal(g.transpose(1, 0, 2), self.G)
+        except Exception:  # a grad that does not take the stacked points: R calls, as defined
+            same = False
+        self.one_call = same and twin.bit_generator.state == self.rngs[0].bit_generator.state
 
     def __call__(self, Z):
         if self.R == 1:
@@ -436,8 +470,8 @@ def _fused_delayed_step(k, st, G, a, parts):
 
 
 def _gradients(problem, Z, rngs, R, out=None):
-    """Stochastic gradients at Z (n, R, d), each replica from its own stream
-    (written into ``out`` when given and R > 1)."""
+    """Stochastic gradients at Z (n, R, d), replica r from ``rngs[r]``, in
+    replica order (written into ``out`` when given and R > 1)."""
     if R == 1:
         g = np.asarray(problem.grad(Z[:, 0, :], rngs[0]), dtype=float)
         return g.reshape(Z.shape) if g.flags.c_contiguous else np.ascontiguousarray(g).reshape(Z.shape)

@@ -4,8 +4,8 @@ A **method** (:class:`Method`) says what state its nodes carry, how one step mov
 the step's mixing matrix, and which points its gradients and outputs are taken at. The engine
 (:func:`run_method`, reached through ``simulate(..., algorithm=METHOD)``) owns everything
 else: the schedule's matrices (delay-augmented when ``tau > 0``: rows ``0..n-1`` the real
-nodes, the others messages in flight), the gradient streams (one generator per replica, as in
-SGP), the records and the :class:`~sgpverify.engine.Trace`. So a user's method runs on every
+nodes, the others messages in flight), the gradient streams (as in SGP: see the Problem protocol
+in :mod:`sgpverify.problems`), the records and the :class:`~sgpverify.engine.Trace`. So a user's method runs on every
 schedule, delay model, fault and problem of the package, and is measured the same way.
 
 Built in: :class:`PushDIGing` (``algorithm="push-diging"``), gradient tracking over directed
