@@ -53,7 +53,10 @@ def test_a_regime_starts_the_ladder_where_the_check_says():
 def test_wide_intervals_get_replicas_and_moving_slopes_a_longer_ladder():
     wide = _check("baselines", detail="exponent 0.077 [0.046, 0.107]: inconclusive (interval width 0.061 > delta "
                   "= 0.05; more replicas or larger x would settle it)")  # fmt: skip
-    assert evidence_for(wide, QUICK).overrides == (("replicas", 4 * QUICK.replicas),)
+    assert evidence_for(wide, QUICK).overrides == (
+        ("baseline_Ks", tuple(2 * k for k in QUICK.baseline_Ks)),
+        ("replicas", 2 * QUICK.replicas),
+    )
     moving = _check("topology-ratio", detail="the extrapolation carries the last of the estimates ...")
     assert evidence_for(moving, QUICK).overrides == (("topology_Ks", tuple(4 * k for k in QUICK.topology_Ks)),)
     na = _check("consensus-scaling", "not applicable", "not applicable to this setting")
@@ -85,7 +88,7 @@ def test_rounds_spend_error_on_fresh_noise_and_stop_at_a_decisive_verdict():
     def run(cfg, only, controls):
         seen.append((cfg.noise_stream, tuple(only), level(), cfg.rate_replicas))
         clock.t += 10.0
-        verdict = "pass" if cfg.rate_replicas >= 4 * 4 * QUICK.rate_replicas else "inconclusive"
+        verdict = "pass" if cfg.rate_replicas >= 2 * 2 * QUICK.rate_replicas else "inconclusive"
         return _result([_check(nm, verdict, "m", "interval width 0.2 > delta = 0.05; more replicas") for nm in only])
 
     start = [
@@ -96,7 +99,7 @@ def test_rounds_spend_error_on_fresh_noise_and_stop_at_a_decisive_verdict():
     assert [s[0] for s in seen] == [1, 2]  # a fresh noise stream per round
     assert [s[1] for s in seen] == [("stationarity-rate",)] * 2  # only the check that needs it
     assert [round(1 - s[2], 12) for s in seen] == [0.025, 0.0125]  # alpha 2^-r
-    assert [s[3] for s in seen] == [4 * 32, 16 * 32]
+    assert [s[3] for s in seen] == [2 * 32, 4 * 32]
     got = {c.name: c for c in checks}
     assert got["stationarity-rate"].verdict == "pass" and "settled in round 2" in got["stationarity-rate"].detail
     assert got["mass-conservation"].verdict == "pass"

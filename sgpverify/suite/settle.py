@@ -8,7 +8,9 @@ lacks, and only that check:
   check says ``needs K >= X`` (:data:`REGIME_POINTS` points of the planned ladder, scaled up);
 - the planned ladder shifted by two doublings (:data:`SHIFT`), where the local slopes are still moving
   (an extrapolation that the model decides, a pre-asymptotic trend, a fit that does not hold yet);
-- four times the replicas, where an interval is too wide or straddles the band's edge.
+- twice the replicas and the ladder one doubling further, where an interval is too wide or straddles
+  the band's edge (more replicas alone would narrow the interval around a trend the same ladder shows,
+  which can still be pre-asymptotic).
 
 Checks that ask for the same evidence share a round. Rounds run cheapest first, each only where its
 estimated time (:func:`calibrate`: a short run of the engine on the user's own problem) fits the
@@ -142,10 +144,14 @@ def evidence_for(check: Check, cfg: SuiteConfig) -> Evidence:
             over.append((field, _scaled(getattr(cfg, field), factor, REGIME_POINTS)))
         why = f"the step-size regime needs K >= {K:.2g}: the ladder starts there ({REGIME_POINTS} points)"
     elif any(w in text for w in _WIDE):
+        # more replicas alone would narrow the interval around what the same ladder shows: where that is
+        # still a pre-asymptotic trend, a decisive verdict on it would be a false one (seen on short
+        # ladders of the ratio claims); so the ladder goes one doubling further too
         for k in keys:
-            field = LADDER_FIELDS[k][1]
-            over.append((field, 4 * getattr(cfg, field)))
-        why = "an interval too wide for the band: four times the replicas (half the width)"
+            field, reps = LADDER_FIELDS[k]
+            over.append((field, _scaled(getattr(cfg, field), 2)))
+            over.append((reps, 2 * getattr(cfg, reps)))
+        why = "an interval too wide for the band: twice the replicas, and the ladder one doubling further"
     else:
         for k in keys:
             field = LADDER_FIELDS[k][0]
