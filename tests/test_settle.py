@@ -249,7 +249,9 @@ def _speedup_data(L_by_n, f_star):
          "weight_min": 1.0}
         for n in (4, 8) for K in (256, 512)
     ]  # fmt: skip
-    consts = {str(n): {"L": L, "sigma2": 1.0, "zeta2": 1.0, "f_lower": 0.0, "f_star": f_star} for n, L in L_by_n.items()}
+    consts = {
+        str(n): {"L": L, "sigma2": 1.0, "zeta2": 1.0, "f_lower": 0.0, "f_star": f_star} for n, L in L_by_n.items()
+    }
     return {"Ks": [256, 512], "ns": [4, 8], "schedules": {"exponential": {"runs": runs}}, "constants_by_n": consts}
 
 
