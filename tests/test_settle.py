@@ -302,3 +302,18 @@ def test_worst_case_on_a_stochastic_problem_solves_its_deterministic_class():
     assert c.verdict == "pass", c.detail
     assert "stochastic, sigma2 = 0.25" in c.detail and "derived / worst case" in c.measured
     assert c.control["detected"]  # the derived bound without its consensus term falls below the worst case
+
+
+def test_a_round_that_cannot_run_here_or_a_failed_calibration_says_so():
+    huge = _check("stationarity-rate", measured="not measured", detail="at K = 256 (n = 16) ... needs K >= 1e+13")
+
+    def run(cfg, only, controls):  # never called
+        raise AssertionError("a round ran")
+
+    checks, rec = settle(_result([huge]), run, budget=60, per_step=(0.0, 1e-12), clock=_Clock())
+    assert "cannot run here" in rec["left"]["stationarity-rate"] and "memory" in rec["left"]["stationarity-rate"]
+    assert checks[0].verdict == "inconclusive"
+    # a setting whose calibration run fails runs no round, and says why
+    broken = dataclasses.replace(QUICK, problem=lambda n, d, seed: 1 / 0)
+    checks, rec = settle(_result([huge], cfg=broken), run, budget=60, clock=_Clock())
+    assert "calibration run failed (ZeroDivisionError" in rec["left"]["stationarity-rate"]

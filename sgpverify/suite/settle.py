@@ -38,6 +38,7 @@ import warnings
 from typing import TYPE_CHECKING, Any, Callable
 
 from .claims import BY_NAME
+from .config import validate_config
 from .criteria import spending
 
 if TYPE_CHECKING:
@@ -296,7 +297,9 @@ def settle(
         try:
             per_step = calibrate(cfg, result.seed)
         except Exception as exc:  # a setting whose short run fails: nothing can be estimated
-            return tuple(checks.values()), {"checks": {}, "left": dict.fromkeys(pending, f"calibration failed: {exc}")}
+            why = f"no round run: the calibration run failed ({type(exc).__name__}: {exc})"
+            left.update(dict.fromkeys(pending, why))
+            pending = []
     while pending:
         plans: dict[tuple, list[str]] = {}
         for name in pending:
@@ -315,8 +318,15 @@ def settle(
         costed = []
         for (over, why, r, base), names in plans.items():
             sub = dataclasses.replace(base, **dict(over))
+            try:  # a round is a configuration like any other: its longest run must fit in memory
+                validate_config(sub)
+            except (TypeError, ValueError) as exc:
+                left.update(dict.fromkeys(names, f"the next round ({why}) cannot run here: {exc}"))
+                continue
             secs = estimate_seconds(sub, names, per_step, result.controls, workers)
             costed.append((secs, over, why, r, names, sub))
+        if not costed:
+            break
         costed.sort(key=lambda e: (e[0], e[4]))
         secs, over, why, r, names, sub = costed[0]
         if clock() + 1.25 * slow * secs > deadline:  # the cheapest round does not fit: none does
