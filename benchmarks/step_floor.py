@@ -29,7 +29,7 @@ disturbed round (the smallest), with ``--rounds`` rounds interleaved.
 
 Usage::
 
-    python benchmarks/step_floor.py            # about 3 minutes on 2 cores
+    python benchmarks/step_floor.py            # about 2-3 minutes on 2 cores
     python benchmarks/step_floor.py --quick    # n = 10^5 and d = 4000: well under a minute
 """
 
