@@ -28,12 +28,15 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    # MathJax 3 from a PyPI package (the docs extra), copied into the built site's
+    # _static/mathjax/ and loaded from there: the formulas render with no network
+    "sphinx-mathjax-offline",
     "numpydoc",
     "myst_parser",
     "sphinx_gallery.gen_gallery",
     "claims_catalogue",  # docs/_ext/claims_catalogue.py: writes claims.md from sgpverify.suite.CLAIMS
 ]
-# no sphinx.ext.intersphinx: the site builds without network access
+# no sphinx.ext.intersphinx: the site builds, and its pages render, without network access
 
 root_doc = "index"
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
@@ -52,6 +55,9 @@ exclude_patterns = [
 
 # --- Markdown (myst-parser) ---------------------------------------------------------------
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
+# a $$...$$ inside a paragraph or a list item (theory.md's proof steps) is display math, not a
+# literal $ around an inline formula
+myst_dmath_double_inline = True
 myst_heading_anchors = 3  # the pages link to each other's headings: [x](theory.md#anchor)
 
 # --- API reference (autosummary, autodoc, numpydoc) ---------------------------------------

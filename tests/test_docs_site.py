@@ -130,14 +130,20 @@ def test_site_sections(site):
 # every image decoded, no console error from the site itself, and a screenshot that is not
 # blank. `.ci/run` installs the browser and sets SGPVERIFY_REQUIRE_BROWSER=1, so there a
 # missing browser fails instead of skipping; SGPVERIFY_SCREENSHOTS=DIR keeps the screenshots.
-# The machine is offline: resources from other hosts (MathJax from its CDN) cannot load, so
-# their failures are reported apart and do not fail the test; every local failure does.
+# The browser runs with the network off: every host name but the local server's resolves to
+# nothing and every other connection goes to a dead local proxy, so the pages must bring all
+# they need (MathJax included, from the built site's _static/mathjax/). A load from another
+# host fails and fails the test. On the theory and tightness pages every formula must be
+# typeset: no raw TeX (`$`, `\(`, `\[`) left in the text a reader sees, and no TeX error.
 
 BROWSER_PAGES = {
     "landing": "index.html",
     "api": "api/generated/sgpverify.plots.plot_trace.html",
     "gallery": "auto_examples/plot_trace_example.html",
+    "theory": "theory.html",
+    "tightness": "tightness.html",
 }
+MATH_PAGES = ("theory", "tightness")
 CHROMIUM_FLAGS = (
     "--headless=new",
     "--no-sandbox",
@@ -148,6 +154,10 @@ CHROMIUM_FLAGS = (
     "--disable-component-update",
     "--disable-sync",
     "--window-size=1280,1400",
+    # the network off: names other than the local server's do not resolve, and connections to
+    # any other address go to a closed local port (loopback itself bypasses a proxy)
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+    "--proxy-server=http://127.0.0.1:9",
 )
 
 
@@ -283,12 +293,100 @@ def test_page_renders_in_chromium(browser, served, shots_dir, name):
     page = BROWSER_PAGES[name]
     problems, offline = render_problems(browser, f"{base}/{page}", shots_dir / f"{name}.png")
     assert not problems, f"{page}:\n" + "\n".join(problems)
-    # the offline failures are the CDN's MathJax, nothing else: any other remote resource is news
-    assert all("mathjax" in m.lower() for m in offline), offline
+    # the network is off: a page that reaches for another host does not work offline
+    assert not offline, offline
     assert (f"/{page}", 200) in log
     if name in ("landing", "gallery"):
         n_images = browser.execute_script("return document.images.length")
         assert n_images >= 1, f"{page} shows no figure"
+
+
+# the text a reader sees: the page's text without code, scripts and styles (where a `$` is
+# literal), after MathJax has typeset the formulas (whose own text is then MathML, not TeX)
+_READER_TEXT = """
+const body = document.body.cloneNode(true);
+body.querySelectorAll('pre, code, script, style, .highlight').forEach(e => e.remove());
+return body.textContent;
+"""
+_TYPESET = """
+const done = arguments[arguments.length - 1];
+if (!window.MathJax || !MathJax.startup || !MathJax.startup.promise) { done('no MathJax'); return; }
+MathJax.startup.promise.then(() => done('ok'), e => done('MathJax failed: ' + e));
+"""
+RAW_TEX = ("$", "\\(", "\\)", "\\[", "\\]")
+
+
+def math_problems(driver) -> list[str]:
+    """What did not typeset on the open page: MathJax missing or failed, a formula left as raw
+    TeX in the text a reader sees, a TeX error, or fewer typeset formulas than math elements."""
+    driver.set_script_timeout(60)
+    state = driver.execute_async_script(_TYPESET)
+    problems = [] if state == "ok" else [state]
+    text = driver.execute_script(_READER_TEXT)
+    for token in RAW_TEX:
+        at = [i for i in range(len(text)) if text.startswith(token, i)]
+        if at:
+            where = " | ".join(repr(text[max(0, i - 50) : i + 50]) for i in at[:3])
+            problems.append(f"raw TeX {token!r} in the text, {len(at)} times: {where}")
+    counts = driver.execute_script(
+        "const typeset = Array.from(document.querySelectorAll('.math mjx-container'));"
+        "return [document.querySelectorAll('.math').length, typeset.length,"
+        " document.querySelectorAll('mjx-merror, [data-mjx-error]').length,"
+        # MathJax shows an undefined macro as its own name (in red), not as an error
+        " typeset.filter(e => /\\\\[A-Za-z]/.test(e.textContent)).length]"
+    )
+    n_math, n_typeset, n_errors, n_undefined = counts
+    if n_typeset < n_math:
+        problems.append(f"{n_math - n_typeset} of {n_math} math elements not typeset")
+    if n_errors:
+        problems.append(f"{n_errors} TeX errors")
+    if n_undefined:
+        problems.append(f"{n_undefined} formulas with an undefined macro")
+    return problems
+
+
+@pytest.mark.parametrize("name", MATH_PAGES)
+def test_math_renders_offline(browser, served, shots_dir, name):
+    base, _ = served
+    page = BROWSER_PAGES[name]
+    problems, offline = render_problems(browser, f"{base}/{page}", shots_dir / f"math-{name}.png")
+    assert not problems and not offline, f"{page}:\n" + "\n".join(problems + offline)
+    n_math = browser.execute_script("return document.querySelectorAll('.math').length")
+    assert n_math >= 10, f"{page} has {n_math} formulas"
+    problems = math_problems(browser)
+    assert not problems, f"{page}:\n" + "\n".join(problems)
+
+
+def test_math_check_sees_raw_tex(browser, served, tmp_path, shots_dir):
+    """The control of the math test: a page that never loads MathJax shows raw TeX, and on a
+    page of the built site a TeX error and an undefined macro are each reported."""
+    base, _ = served
+    (tmp_path / "raw.html").write_text(
+        "<html><body><p>" + "text " * 400 + "</p><p>We have $x$ and \\(f(x)\\), and</p>"
+        "<div class='math'>\\[\\sum_i x_i\\]</div><pre>$ not math in code</pre></body></html>"
+    )
+    with _serve(tmp_path) as (local, _):
+        render_problems(browser, f"{local}/raw.html", shots_dir / "control-raw.png", themed=False)
+        text = "\n".join(math_problems(browser))
+    assert "no MathJax" in text
+    for token in RAW_TEX:
+        assert f"raw TeX {token!r}" in text, (token, text)
+    assert "1 of 1 math elements not typeset" in text
+    assert "not math in code" not in text  # a `$` in code is literal, not a formula
+    # a formula with a TeX error and one with an undefined macro, typeset by the site's own
+    # MathJax on one of its pages
+    browser.get(f"{base}/{BROWSER_PAGES['theory']}")
+    assert not math_problems(browser)  # the page typesets cleanly first
+    planted = {"TeX errors": "\\frac{1}", "undefined macro": "\\undefinedmacro x"}
+    for word, tex in planted.items():
+        browser.execute_script(
+            "const d = document.createElement('div'); d.className = 'math'; d.id = 'planted';"
+            " d.textContent = '\\\\(' + arguments[0] + '\\\\)'; document.body.appendChild(d);"
+            " MathJax.typeset([d]);",
+            tex,
+        )
+        assert any(word in p for p in math_problems(browser)), word
+        browser.execute_script("document.getElementById('planted').remove()")
 
 
 def test_render_check_sees_a_broken_page(browser, tmp_path, shots_dir):
