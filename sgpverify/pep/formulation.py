@@ -13,6 +13,7 @@ import numpy as np
 
 from ..mixing import MixingSchedule
 
+
 class Model:
     """The symbolic run: coefficient vectors over the Gram basis, function-value indices,
     and the scalar constraints, built once and handed to an SDP back end."""

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .formulation import pad
-
-if TYPE_CHECKING:
-    from .worstcase import WorstCase
 
 
 class WorstCaseProblem:
@@ -27,7 +24,7 @@ class WorstCaseProblem:
 
     sigma2 = 0.0
 
-    def __init__(self, wc: WorstCase, rtol: float = 1e-7) -> None:
+    def __init__(self, wc: Any, rtol: float = 1e-7) -> None:
         md, rec = wc._model
         G = wc.gram
         lam, V = np.linalg.eigh(G)

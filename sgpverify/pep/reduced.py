@@ -14,6 +14,12 @@ SDP may be restricted to invariant solutions. Then
   the trivial one also holds x0 and x_*) and one per conjugate pair of side 2T with the
   structure ``[[A, -B], [B, A]]`` (A symmetric, B antisymmetric: a Hermitian ``A + iB`` in real
   form);
+  A pair's block is a plain PSD variable M of side 2T whose constraints and objective see
+  only its part that commutes with ``J = [[0, -I], [I, 0]]`` (their coefficient matrices are
+  projected so): that part of any feasible M is feasible, PSD, of the same value, and is the
+  invariant solution read back. Stating the structure as equalities instead (or through
+  ``A`` and ``B`` variables) leaves free directions in the dual, where Clarabel stalls at a
+  relative gap of a few 1e-8 ("AlmostSolved") on cyclic schedules;
 * f_{g(i)} at g(point) equals f_i at point, so the function values are node 0's, and node i's
   interpolation conditions are node 0's moved by the group: only node 0's are kept.
 
@@ -46,7 +52,7 @@ class _Layout:
             fam = [[n_inv + t * n + c for t in (keep if b == 0 else range(T))] for c in cols]
             coords = (list(range(n_inv)) if b == 0 else []) + sum(fam, [])
             r = len(coords)
-            size = r * (r + 1) // 2 if kind == "real" else (T * (T + 1) // 2 + T * (T - 1) // 2)
+            size = r * (r + 1) // 2
             self.blocks.append((kind, np.array(coords), slice(off, off + size), r))
             off += size
         self.n_gram = off
@@ -68,14 +74,12 @@ class _Layout:
             for c, a, b in parts:
                 a, b = a[:, coords], b[:, coords]
                 C += 0.5 * c * (np.einsum("ri,rj->rij", a, b) + np.einsum("ri,rj->rij", b, a))
-            if kind == "real":
-                out[:, sl] = _sym_coef(C)
-            else:
+            if kind == "pair":  # the part that commutes with J = [[0, -I], [I, 0]]
                 T = self.T
-                CA = C[:, :T, :T] + C[:, T:, T:]
-                CB = C[:, T:, :T] - C[:, :T, T:]
-                iu, ju = np.triu_indices(T, 1)
-                out[:, sl] = np.concatenate([_sym_coef(CA), (CB[:, iu, ju] - CB[:, ju, iu]) / _SQRT2], axis=1)
+                D = 0.5 * (C[:, :T, :T] + C[:, T:, T:])
+                E = 0.5 * (C[:, :T, T:] - C[:, T:, :T])
+                C = np.concatenate([np.concatenate([D, E], axis=2), np.concatenate([-E, D], axis=2)], axis=1)
+            out[:, sl] = _sym_coef(C)
         return out
 
 
@@ -85,22 +89,22 @@ def _sym_coef(C: np.ndarray) -> np.ndarray:
     return np.where(iu == ju, C[:, iu, ju], (C[:, iu, ju] + C[:, ju, iu]) / _SQRT2)
 
 
-def _sym_map(r: int, sign: float = 1.0, strict: bool = False) -> sp.csr_array:
-    """(r*r, len) sparse: the upper-triangle vector -> the (r, r) matrix (row-major), mirrored
-    with ``sign`` (+1 symmetric, -1 antisymmetric with ``strict``); off-diagonal entries are
-    stored times sqrt(2) (the isometric svec scaling, which keeps the solver's scaling even)."""
-    iu, ju = np.triu_indices(r, 1 if strict else 0)
+def _sym_map(r: int) -> sp.csr_array:
+    """(r*r, r(r+1)/2) sparse: the upper-triangle vector -> the symmetric (r, r) matrix
+    (row-major); off-diagonal entries are stored times sqrt(2) (the isometric svec scaling,
+    which keeps the solver's scaling even)."""
+    iu, ju = np.triu_indices(r)
     k = np.arange(iu.size)
     off = iu != ju
     rows = np.concatenate([iu * r + ju, (ju * r + iu)[off]])
     cols = np.concatenate([k, k[off]])
-    vals = np.concatenate([np.where(off, 1 / _SQRT2, 1.0), sign / _SQRT2 * np.ones(int(off.sum()))])
+    vals = np.concatenate([np.where(off, 1 / _SQRT2, 1.0), np.full(int(off.sum()), 1 / _SQRT2)])
     return sp.csr_array((vals, (rows, cols)), shape=(r * r, iu.size))
 
 
 def solve_reduced(
     md: Model, rec: dict, group: NodeGroup, L: float, K: int, measure: str, solver: str, solver_options: dict
-):
+) -> tuple:
     """Solve the reduced SDP of a :func:`.formulation.build_structured` model. Returns (primal,
     dual, status, full Gram matrix, all function values, scalar constraints, block sides)."""
     import cvxpy as cp
@@ -117,7 +121,10 @@ def solve_reduced(
     rows = [lay.coefficients([(-L / 4, DX, DX), (0.5, SG, DX), (1 / (4 * L), DG, DG)])]
     Fr = [
         sp.csr_array(
-        (np.r_[np.ones(a.size), -np.ones(a.size)], (np.r_[np.arange(a.size), np.arange(a.size)], np.r_[Fp[b], Fp[a]])),
+            (
+                np.r_[np.ones(a.size), -np.ones(a.size)],
+                (np.r_[np.arange(a.size), np.arange(a.size)], np.r_[Fp[b], Fp[a]]),
+            ),
             shape=(a.size, p),
         )
     ]
@@ -139,15 +146,8 @@ def solve_reduced(
     F = cp.Variable(p)
     cons = [A @ z + Bf @ F <= np.concatenate(rhs)]
     mats = []
-    for kind, _, sl, r in lay.blocks:
-        if kind == "real":
-            M = cp.reshape(_sym_map(r) @ z[sl], (r, r), order="C")
-        else:
-            T = lay.T
-            nA = T * (T + 1) // 2
-            Am = cp.reshape(_sym_map(T) @ z[sl.start : sl.start + nA], (T, T), order="C")
-            Bm = cp.reshape(_sym_map(T, -1.0, strict=True) @ z[sl.start + nA : sl.stop], (T, T), order="C")
-            M = cp.bmat([[Am, -Bm], [Bm, Am]])
+    for _kind, _, sl, r in lay.blocks:
+        M = cp.reshape(_sym_map(r) @ z[sl], (r, r), order="C")
         cons.append(M >> 0)
         mats.append(M)
     gb = lay.hat(np.array([np.mean([pad(u, m) for u in g], axis=0) for g in rec["gbar"][:K]]))
@@ -172,8 +172,14 @@ def solve_reduced(
     if z.value is None or F.value is None:
         return prob.value, dual, str(prob.status), None, None, ncons, sides
     Gh = np.zeros((m, m))
-    for (_, coords, _, _), M in zip(lay.blocks, mats):
-        Gh[np.ix_(coords, coords)] = M.value
+    for (kind, coords, _, r), M in zip(lay.blocks, mats):
+        Mv = np.asarray(M.value)
+        if kind == "pair":  # the invariant solution: M's part that commutes with J
+            T = r // 2
+            D = 0.5 * (Mv[:T, :T] + Mv[T:, T:])
+            E = 0.5 * (Mv[:T, T:] - Mv[T:, :T])
+            Mv = np.block([[D, E], [-E, D]])
+        Gh[np.ix_(coords, coords)] = Mv
     Gv = _unhat(Gh, lay)
     Fv = np.asarray(F.value)[np.arange(md.nF) % p]
     return prob.value, dual, str(prob.status), Gv, Fv, ncons, sides

@@ -7,7 +7,8 @@ import numpy as np
 
 from .formulation import Model, gbar, interpolation_rows, pad, quad_vec
 
-def solve_direct(md: Model, rec: dict, L: float, K: int, measure: str, solver: str, solver_options: dict):
+
+def solve_direct(md: Model, rec: dict, L: float, K: int, measure: str, solver: str, solver_options: dict) -> tuple:
     import cvxpy as cp
     import scipy.sparse as sp
 
@@ -75,7 +76,7 @@ def solve_direct(md: Model, rec: dict, L: float, K: int, measure: str, solver: s
     return prob.value, dual, str(prob.status), Gv, Fv, A.shape[0] + (K if measure == "min" else 0)
 
 
-def solve_pepit(md: Model, rec: dict, L: float, K: int, measure: str, solver: str, solver_options: dict):
+def solve_pepit(md: Model, rec: dict, L: float, K: int, measure: str, solver: str, solver_options: dict) -> tuple:
     from PEPit import PEP, Expression, Point
     from PEPit.functions import SmoothFunction
 
