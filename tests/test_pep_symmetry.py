@@ -146,6 +146,10 @@ def test_reduced_equals_full_n4(name, kw):
     per_step = np.min(red.grad_norm_sq) if kw.get("measure") == "min" else np.mean(red.grad_norm_sq)
     assert per_step == pytest.approx(red.value, rel=RTOL)
     assert np.min(np.linalg.eigvalsh(red.gram)) >= -RTOL * np.abs(red.gram).max()
+    if kw.get("fstar", "stationary") == "stationary":  # grad f(x_*) = (1/n) sum_i h_i = 0
+        md, _ = red._model
+        h = sum(np.pad(ev[-1][1], (0, md.m - ev[-1][1].size)) for ev in md.evals) / md.n
+        assert h @ red.gram @ h <= 64 * red.gram_size * np.finfo(float).eps * np.abs(red.gram).max()
 
 
 @pytest.mark.slow
