@@ -162,6 +162,44 @@ def test_reduced_equals_full_n8(name, kw):
     assert red.value == pytest.approx(full.value, rel=RTOL)
 
 
+def _worst_violation(wc, L):
+    """The largest ``lhs - rhs`` of every constraint of every node (interpolation of each f_i,
+    heterogeneity, f_* and the initial condition), at the worst case's Gram matrix and values."""
+    md, _ = wc._model
+    G, F, m = wc.gram, md.F, md.m
+    worst = -np.inf
+    for ev in md.evals:
+        X = np.array([np.pad(x, (0, m - x.size)) for x, _, _ in ev])
+        Gr = np.array([np.pad(g, (0, m - g.size)) for _, g, _ in ev])
+        f = F[[e for _, _, e in ev]]
+        a, b = np.nonzero(~np.eye(len(ev), dtype=bool))
+        dx, sg, dg = X[a] - X[b], Gr[a] + Gr[b], Gr[a] - Gr[b]
+
+        def ip(u, v):
+            return np.einsum("ri,ij,rj->r", u, G, v)
+
+        lhs = f[b] - f[a] - L / 4 * ip(dx, dx) + 0.5 * ip(sg, dx) + ip(dg, dg) / (4 * L)
+        worst = max(worst, float(lhs.max()))
+    for (terms, lin), rhs in zip(md.quad, md.rhs):
+        v = sum(c * np.pad(u, (0, m - u.size)) @ G @ np.pad(w, (0, m - w.size)) for c, u, w in terms)
+        worst = max(worst, v + sum(c * F[j] for j, c in lin.items()) - rhs)
+    return worst
+
+
+@pytest.mark.parametrize(
+    "top", [sv.graphs.exponential(8), sv.graphs.ring(4), sv.graphs.torus(2, 4)], ids=["Z_8", "Z_4", "Z_2 x Z_4"]
+)
+def test_reduced_solution_is_feasible_for_every_node(top):
+    # the reduced SDP holds node 0's interpolation conditions only; its solution, read back as a
+    # full Gram matrix, must satisfy every node's (a point of the full SDP, hence value <= its
+    # optimum), to the solver's feasibility tolerance (1e-8) times the side of the Gram matrix
+    L = 1.5
+    wc = pep.worst_case(top, 4, L=L, step_size=0.5, zeta2=0.5)
+    assert wc.symmetry is not None and wc.status == "optimal"
+    scale = np.abs(wc.gram).max() + np.abs(wc._model[0].F).max()
+    assert _worst_violation(wc, L) <= 1e-8 * wc.gram_size * scale
+
+
 @pytest.mark.filterwarnings("ignore::sgpverify.errors.EffectiveStepWarning")
 @pytest.mark.parametrize("top", [sv.graphs.exponential(4), sv.graphs.hypercube(4)], ids=["Z_4", "Z_2^2"])
 @pytest.mark.parametrize("tau", [0, 1])
