@@ -8,6 +8,7 @@ wall-clock limit; a case past the limit is stopped and reported as such, never e
 
     .venv/bin/python benchmarks/bench_pep.py                          # parts 1 and 2, defaults
     .venv/bin/python benchmarks/bench_pep.py --ratio 8:4 --cases 32:20 --limit 600
+    .venv/bin/python benchmarks/bench_pep.py --ratio --cases 16:10 --feasibility   # every node's constraints
     .venv/bin/python benchmarks/bench_pep.py --json
 
 Run one at a time: the solver is single-threaded, and other work on a 2-core machine shows up
@@ -31,9 +32,23 @@ n, K, sym = int(sys.argv[1]), int(sys.argv[2]), (None if sys.argv[3] == "full" e
 warnings.simplefilter("ignore")
 t = time.perf_counter()
 wc = pep.worst_case(sv.graphs.exponential(n), K, L=1.0, step_size=min(math.sqrt(n / K), 1.0), zeta2=1.0, symmetry=sym)
-print(json.dumps(dict(n=n, K=K, symmetry=wc.symmetry, blocks=list(wc.block_sizes), gram=wc.gram_size,
-                      constraints=wc.n_constraints, status=wc.status, value=wc.value,
-                      seconds=time.perf_counter() - t)))
+out = dict(n=n, K=K, symmetry=wc.symmetry, blocks=list(wc.block_sizes), gram=wc.gram_size,
+           constraints=wc.n_constraints, status=wc.status, value=wc.value, seconds=time.perf_counter() - t)
+if sys.argv[4] == "1":  # every node's constraints at the solution read back as a full Gram matrix
+    import numpy as np
+    from sgpverify.pep.formulation import interpolation_rows, pad
+    md, _ = wc._model
+    G, F, m, worst = wc.gram, md.F, md.m, -np.inf
+    ip = lambda u, v: np.einsum("ri,ij,rj->r", u, G, v)
+    for DX, SG, DG, FF in interpolation_rows(md):
+        lhs = F[FF[:, 1]] - F[FF[:, 0]] - ip(DX, DX) / 4 + 0.5 * ip(SG, DX) + ip(DG, DG) / 4
+        worst = max(worst, float(lhs.max()))
+    for (terms, lin), r in zip(md.quad, md.rhs):
+        v = sum(c * pad(a, m) @ G @ pad(b, m) for c, a, b in terms) + sum(c * F[j] for j, c in lin.items())
+        worst = max(worst, float(v - r))
+    out["max_violation"] = worst
+    out["scale"] = float(np.abs(G).max())
+print(json.dumps(out))
 """
 
 
@@ -47,13 +62,16 @@ def _pair(s: str) -> tuple[int, int]:
     return n, K
 
 
-def run_case(n: int, K: int, mode: str, limit: float) -> dict:
+def run_case(n: int, K: int, mode: str, limit: float, feasibility: bool = False) -> dict:
     """One worst case in a child process: its record, wall seconds and peak RSS (MB)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([os.getcwd(), env.get("PYTHONPATH", "")])
     t0 = time.perf_counter()
     p = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(n), str(K), mode], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+        [sys.executable, "-c", CHILD, str(n), str(K), mode, "1" if feasibility else "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
     )
     out = {"n": n, "K": K, "mode": mode}
     timed_out = False
@@ -86,6 +104,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ratio", type=_pair, nargs="*", default=[_pair("4:6"), _pair("8:4")], help="n:K, full vs reduced")
     ap.add_argument("--cases", type=_pair, nargs="*", default=[_pair("8:10"), _pair("16:10"), _pair("32:10")])
     ap.add_argument("--limit", type=float, default=600.0, help="wall-clock limit per case, seconds")
+    ap.add_argument(
+        "--feasibility",
+        action="store_true",
+        help="also check every node's constraints at the reduced solution (L = 1; costs n times node 0's)",
+    )
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
     if a.limit <= 0:
@@ -111,12 +134,17 @@ def main(argv: list[str] | None = None) -> int:
         )
     say(f"\nPart 2: the reduced SDP at scale (limit {a.limit:.0f} s per case)")
     for n, K in a.cases:
-        r = run_case(n, K, "auto", a.limit)
+        r = run_case(n, K, "auto", a.limit, a.feasibility)
         res["scale"].append(r)
         say(
             f"n={n} K={K}: {r['result']}, solve {r.get('seconds', float('nan')):.1f} s, wall {r['wall_s']:.1f} s, "
             f"peak RSS {r['peak_rss_mb']:.0f} MB, blocks {r.get('blocks')}, constraints {r.get('constraints')}, "
             f"status {r.get('status')}, value {r.get('value', float('nan')):.6g}"
+            + (
+                f", every node's constraints: max(lhs - rhs) = {r['max_violation']:.2e} (|G| max {r['scale']:.3g})"
+                if "max_violation" in r
+                else ""
+            )
         )
     res["load_end"] = os.getloadavg()
     say(f"\nload average at end: {res['load_end']}")
