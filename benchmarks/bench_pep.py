@@ -1,0 +1,157 @@
+"""How far the exact worst case (sgpverify.pep.worst_case) reaches with the symmetry reduction.
+
+Part 1, the ratio: the full SDP and the reduced SDP of the same schedule, solved in one run,
+their values and the time ratio full / reduced.
+Part 2, the scale: the reduced SDP on the exponential graph at (n, K) pairs, each in its own
+process (its peak resident memory measured by the OS: ``os.wait4``'s ``ru_maxrss``) under a
+wall-clock limit; a case past the limit is stopped and reported as such, never extrapolated.
+
+    .venv/bin/python benchmarks/bench_pep.py                          # parts 1 and 2, defaults
+    .venv/bin/python benchmarks/bench_pep.py --ratio 8:4 --cases 32:20 --limit 600
+    .venv/bin/python benchmarks/bench_pep.py --ratio --cases 16:10 --feasibility   # every node's constraints
+    .venv/bin/python benchmarks/bench_pep.py --json
+
+Run one at a time: the solver is single-threaded, and other work on a 2-core machine shows up
+in the seconds (the load average is printed at the start and the end).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+CHILD = r"""
+import json, math, sys, time, warnings
+import sgpverify as sv
+from sgpverify import pep
+n, K, sym = int(sys.argv[1]), int(sys.argv[2]), (None if sys.argv[3] == "full" else "auto")
+warnings.simplefilter("ignore")
+t = time.perf_counter()
+wc = pep.worst_case(sv.graphs.exponential(n), K, L=1.0, step_size=min(math.sqrt(n / K), 1.0), zeta2=1.0, symmetry=sym)
+out = dict(n=n, K=K, symmetry=wc.symmetry, blocks=list(wc.block_sizes), gram=wc.gram_size,
+           constraints=wc.n_constraints, status=wc.status, value=wc.value, seconds=time.perf_counter() - t)
+if sys.argv[4] == "1":  # every node's constraints at the solution read back as a full Gram matrix
+    import numpy as np
+    from sgpverify.pep.formulation import interpolation_rows, pad
+    md, _ = wc._model
+    G, F, m, worst = wc.gram, md.F, md.m, -np.inf
+    ip = lambda u, v: np.einsum("ri,ij,rj->r", u, G, v)
+    for DX, SG, DG, FF in interpolation_rows(md):
+        lhs = F[FF[:, 1]] - F[FF[:, 0]] - ip(DX, DX) / 4 + 0.5 * ip(SG, DX) + ip(DG, DG) / 4
+        worst = max(worst, float(lhs.max()))
+    for (terms, lin), r in zip(md.quad, md.rhs):
+        v = sum(c * pad(a, m) @ G @ pad(b, m) for c, a, b in terms) + sum(c * F[j] for j, c in lin.items())
+        worst = max(worst, float(v - r))
+    out["max_violation"] = worst
+    out["scale"] = float(np.abs(G).max())
+print(json.dumps(out))
+"""
+
+
+def _pair(s: str) -> tuple[int, int]:
+    try:
+        n, K = (int(x) for x in s.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a case must be n:K (two integers), got {s!r}") from None
+    if n < 1 or K < 1:
+        raise argparse.ArgumentTypeError(f"a case must have n >= 1 and K >= 1, got {s!r}")
+    return n, K
+
+
+def run_case(n: int, K: int, mode: str, limit: float, feasibility: bool = False) -> dict:
+    """One worst case in a child process: its record, wall seconds and peak RSS (MB)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([os.getcwd(), env.get("PYTHONPATH", "")])
+    t0 = time.perf_counter()
+    p = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(n), str(K), mode, "1" if feasibility else "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    out = {"n": n, "K": K, "mode": mode}
+    timed_out = False
+    while True:  # os.wait4 reaps the child and gives its own rusage (peak RSS)
+        pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.perf_counter() - t0 > limit and not timed_out:
+            p.kill()
+            timed_out = True
+        time.sleep(0.2)
+    wall = time.perf_counter() - t0
+    code = os.waitstatus_to_exitcode(status)
+    p.returncode = code  # reaped here: keep Popen from waiting again
+    stdout, stderr = p.stdout.read(), p.stderr.read()
+    out["wall_s"] = wall
+    out["peak_rss_mb"] = ru.ru_maxrss / 1024
+    if timed_out:
+        out["result"] = f"stopped after {limit:.0f} s (no value)"
+    elif code != 0:
+        out["result"] = "failed: " + stderr.decode().strip().splitlines()[-1]
+    else:
+        out.update(json.loads(stdout.decode().strip().splitlines()[-1]))
+        out["result"] = "solved"
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ratio", type=_pair, nargs="*", default=[_pair("4:6"), _pair("8:4")], help="n:K, full vs reduced")
+    ap.add_argument("--cases", type=_pair, nargs="*", default=[_pair("8:10"), _pair("16:10"), _pair("32:10")])
+    ap.add_argument("--limit", type=float, default=600.0, help="wall-clock limit per case, seconds")
+    ap.add_argument(
+        "--feasibility",
+        action="store_true",
+        help="also check every node's constraints at the reduced solution (L = 1; costs n times node 0's)",
+    )
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args(argv)
+    if a.limit <= 0:
+        ap.error(f"--limit must be > 0, got {a.limit}")
+    res = {"load_start": os.getloadavg(), "ratio": [], "scale": []}
+    say = (lambda *x: None) if a.json else print
+    say(f"load average at start: {res['load_start']}")
+    say("\nPart 1: full vs reduced SDP, exponential graph, gamma = min(sqrt(n/K), 1/L), L = 1, zeta2 = 1")
+    for n, K in a.ratio:
+        full = run_case(n, K, "full", a.limit)
+        red = run_case(n, K, "auto", a.limit)
+        row = {"full": full, "reduced": red}
+        if full["result"] == red["result"] == "solved":
+            row["time_ratio"] = full["seconds"] / red["seconds"]
+            row["rel_diff"] = abs(red["value"] - full["value"]) / abs(full["value"])
+        res["ratio"].append(row)
+        say(
+            f"n={n} K={K}: full {full.get('seconds', float('nan')):.2f} s (Gram {full.get('gram')}, "
+            f"{full['peak_rss_mb']:.0f} MB), reduced {red.get('seconds', float('nan')):.2f} s "
+            f"(blocks {red.get('blocks')}, {red['peak_rss_mb']:.0f} MB, {red.get('symmetry')}); "
+            f"full / reduced time {row.get('time_ratio', float('nan')):.1f}, "
+            f"|reduced - full| / full = {row.get('rel_diff', float('nan')):.1e}"
+        )
+    say(f"\nPart 2: the reduced SDP at scale (limit {a.limit:.0f} s per case)")
+    for n, K in a.cases:
+        r = run_case(n, K, "auto", a.limit, a.feasibility)
+        res["scale"].append(r)
+        say(
+            f"n={n} K={K}: {r['result']}, solve {r.get('seconds', float('nan')):.1f} s, wall {r['wall_s']:.1f} s, "
+            f"peak RSS {r['peak_rss_mb']:.0f} MB, blocks {r.get('blocks')}, constraints {r.get('constraints')}, "
+            f"status {r.get('status')}, value {r.get('value', float('nan')):.6g}"
+            + (
+                f", every node's constraints: max(lhs - rhs) = {r['max_violation']:.2e} (|G| max {r['scale']:.3g})"
+                if "max_violation" in r
+                else ""
+            )
+        )
+    res["load_end"] = os.getloadavg()
+    say(f"\nload average at end: {res['load_end']}")
+    if a.json:
+        print(json.dumps(res))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,131 @@
+"""The SDP back ends of the full PEP: one vectorised cvxpy constraint block (``engine="direct"``)
+or PEPit's API (``engine="pepit"``), from the same symbolic run (:mod:`.formulation`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .formulation import Model, gbar, interpolation_rows, pad, quad_vec
+
+
+def solve_direct(md: Model, rec: dict, L: float, K: int, measure: str, solver: str, solver_options: dict) -> tuple:
+    import cvxpy as cp
+    import scipy.sparse as sp
+
+    m, nF = md.m, md.nF
+    rows_q, rows_f, rhs = [], [], []
+    # interpolation rows as "<= 0": f_b - f_a - L/4 |dx|^2 + 1/2 <s, dx> + 1/(4L) |dg|^2 <= 0
+    for DX, SG, DG, FF in interpolation_rows(md):
+        Q = (
+            -L / 4 * np.einsum("ri,rj->rij", DX, DX)
+            + 0.25 * (np.einsum("ri,rj->rij", SG, DX) + np.einsum("ri,rj->rij", DX, SG))
+            + 1 / (4 * L) * np.einsum("ri,rj->rij", DG, DG)
+        ).reshape(len(DX), m * m)
+        rows_q.append(sp.csr_array(Q))
+        r = np.arange(len(DX))
+        rows_f.append(
+            sp.csr_array(
+                (
+                    np.concatenate([np.ones(len(r)), -np.ones(len(r))]),
+                    (np.concatenate([r, r]), np.concatenate([FF[:, 1], FF[:, 0]])),
+                ),
+                shape=(len(r), nF),
+            )
+        )
+        rhs.append(np.zeros(len(r)))
+    Qo, Fo = [], []
+    for terms, lin in md.quad:
+        q = np.zeros((m, m))
+        for c, a, b in terms:
+            a, b = pad(a, m), pad(b, m)
+            q += 0.5 * c * (np.outer(a, b) + np.outer(b, a))
+        Qo.append(q.ravel())
+        f = np.zeros(nF)
+        for j, c in lin.items():
+            f[j] += c
+        Fo.append(f)
+    if Qo:
+        rows_q.append(sp.csr_array(np.array(Qo)))
+        rows_f.append(sp.csr_array(np.array(Fo)))
+        rhs.append(np.array(md.rhs))
+    A = sp.vstack(rows_q).tocsr()
+    B = sp.vstack(rows_f).tocsr()
+    c = np.concatenate(rhs)
+    G = cp.Variable((m, m), PSD=True)
+    F = cp.Variable(nF)
+    cons = [A @ cp.vec(G, order="C") + B @ F <= c]
+    terms = [quad_vec(gbar(g, m, md.n), m) for g in rec["gbar"][:K]]
+    Mq = np.array(terms)  # (K, m*m): ||grad f(xbar^k)||^2 = <Mq_k, G>
+    if measure == "average":
+        obj = cp.Maximize(Mq.mean(axis=0) @ cp.vec(G, order="C"))
+    else:
+        t = cp.Variable()
+        cons.append(t <= Mq @ cp.vec(G, order="C"))
+        obj = cp.Maximize(t)
+    prob = cp.Problem(obj, cons)
+    try:
+        prob.solve(solver=solver, **solver_options)
+    except cp.error.SolverError as exc:
+        raise ArithmeticError(f"the PEP solver ({solver}) failed: {exc} (status {prob.status})") from None
+    dual = None
+    stats = getattr(prob.solver_stats, "extra_stats", None)
+    if stats is not None and hasattr(stats, "obj_val_dual"):
+        dual = -float(stats.obj_val_dual)  # cvxpy hands Clarabel the minimisation of -objective
+    Gv = None if G.value is None else np.asarray(G.value)
+    Fv = None if F.value is None else np.asarray(F.value)
+    return prob.value, dual, str(prob.status), Gv, Fv, A.shape[0] + (K if measure == "min" else 0)
+
+
+def solve_pepit(md: Model, rec: dict, L: float, K: int, measure: str, solver: str, solver_options: dict) -> tuple:
+    from PEPit import PEP, Expression, Point
+    from PEPit.functions import SmoothFunction
+
+    pb = PEP()
+    fns = [pb.declare_function(SmoothFunction, L=L) for _ in range(md.n)]
+    m = md.m
+    basis = [pb.set_initial_point()] + [Point() for _ in range(m - 1)]
+    Fs = [Expression() for _ in range(md.nF)]
+
+    def pt(c):
+        c = pad(c, m)
+        out = None
+        for j in np.flatnonzero(c):
+            t = float(c[j]) * basis[j]
+            out = t if out is None else out + t
+        return out if out is not None else 0 * basis[0]
+
+    for i, ev in enumerate(md.evals):
+        for x, g, f in ev:
+            fns[i].add_point((pt(x), pt(g), Fs[f]))
+    for (terms, lin), rhs in zip(md.quad, md.rhs):
+        e = None
+        for c, a, b in terms:
+            t = c * (pt(a) * pt(b))
+            e = t if e is None else e + t
+        for j, c in lin.items():
+            t = c * Fs[j]
+            e = t if e is None else e + t
+        pb.add_constraint(e <= rhs)
+    mets = [(pt(gbar(g, m, md.n))) ** 2 for g in rec["gbar"][:K]]
+    if measure == "average":
+        tot = mets[0]
+        for e in mets[1:]:
+            tot = tot + e
+        pb.set_performance_metric(tot / K)
+    else:
+        for e in mets:
+            pb.set_performance_metric(e)
+    dual = pb.solve(wrapper="cvxpy", solver=solver, verbose=0, **solver_options)
+    wr = pb.wrapper
+    primal = float(wr.prob.value) if getattr(wr, "prob", None) is not None and wr.prob.value is not None else None
+    status = str(wr.prob.status) if getattr(wr, "prob", None) is not None else "unknown"
+    Gv = getattr(pb, "G_value", None)
+    Fv = getattr(pb, "F_value", None)
+    order = [basis[j] for j in range(m)]
+    # PEPit orders its Gram by creation counter: ours were created first, in basis order
+    if Gv is not None:
+        Gv = np.asarray(Gv)[:m, :m]
+    if Fv is not None:
+        Fv = np.array([f.eval() for f in Fs])
+    del order
+    return primal, dual, status, Gv, Fv, len(pb._list_of_constraints_sent_to_wrapper)
