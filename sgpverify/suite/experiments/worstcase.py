@@ -156,6 +156,7 @@ def exp_worstcase(
                 zeta2=zeta2,
                 G2sq=G2sq,
                 seed=seed,
+                symmetry=None,  # the full SDP at the suite's size (n = 4): the same bits as before the reduction
             )
             e.update(
                 worst_case=wc.value,
