@@ -232,6 +232,14 @@ class _Hide:
     def __init__(self, inner):
         self._inner = inner
 
+    # the gradients forwarded by the class itself, so that the replicas keep their own streams (a wrapper
+    # that only forwards attributes has no grad_replicas of its own: its replicas would share one)
+    def grad(self, z, rng):
+        return self._inner.grad(z, rng)
+
+    def grad_replicas(self, Z, rngs, out):
+        return self._inner.grad_replicas(Z, rngs, out)
+
     def __getattr__(self, name):
         if name == "batch_metrics":
             raise AttributeError(name)

@@ -229,13 +229,13 @@ def estimate_seconds(
     connectivity over every step a run takes, which comes first); then the largest unit, or the
     total over ``workers``, whichever is longer."""
     from .config import longest_run
-    from .runner import needs_of
+    from .experiments import EXPERIMENTS
 
     a, b = per_step[:2]
     c = per_step[2] if len(per_step) > 2 else 0.0
     keys = list(dict.fromkeys(k for nm in names for k in BY_NAME[nm].experiments))
     first = 0.0
-    if "mixing" in keys or "mixing" in needs_of(keys):
+    if "mixing" in keys or any("mixing" in EXPERIMENTS[k].needs for k in keys):
         steps = max(longest_run(cfg), cfg.theorem_K_cap if "theorem" in keys else 0)
         first = c * steps * len(cfg.topologies)
     units = []
