@@ -140,7 +140,18 @@ def build(
         gstar.append(md.evaluate(n - 1, pad(xs, m), grad=last)[0])
         fs = [md.evals[i][-1][2] for i in range(n)]
         heterogeneity([(g, None) for g in gstar])
-        fsd = {f: 1.0 / n for f in fs}
+        rec["lower"] = initial_condition(md, rec, f0, {f: 1.0 / n for f in fs}, n, K, delta)
+    else:
+        rec["lower"] = initial_condition(md, rec, f0, None, n, K, delta)
+    # interpolation: L-smooth, f_a - f_b >= -L/4 |xa-xb|^2 + 1/2 <ga+gb, xa-xb> + 1/(4L) |ga-gb|^2
+    return md, rec
+
+
+def initial_condition(md: Model, rec: dict, f0: dict, fsd: dict | None, n: int, K: int, delta: float) -> dict:
+    """Add ``f(x^0) - lower <= delta`` to ``md`` and return ``lower``: with ``fsd`` (the average of
+    the f_i at x_*, a stationary measure) f_* itself, held below every ``f(xbar^k)``; without it,
+    ``f(xbar^{K-1})``."""
+    if fsd is not None:
         for fb in rec["fbar"]:  # f_* <= f(xbar^k), k = 0..K
             lin = dict(fsd)
             for f in fb:
@@ -153,9 +164,7 @@ def build(
     for f, c in lower.items():
         lin[f] = lin.get(f, 0.0) - c
     md.add([], lin, delta, "initial condition")
-    # interpolation: L-smooth, f_a - f_b >= -L/4 |xa-xb|^2 + 1/2 <ga+gb, xa-xb> + 1/(4L) |ga-gb|^2
-    rec["lower"] = lower
-    return md, rec
+    return lower
 
 
 def interpolation_rows(md: Model) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
@@ -276,18 +285,7 @@ def build_structured(
     f0 = {f: 1.0 / n for f in rec["fbar"][0]}
     if stationary:
         heterogeneity(hs)
-        fsd = {i * T + ts: 1.0 / n for i in range(n)}
-        for fb in rec["fbar"]:  # f_* <= f(xbar^k), k = 0..K
-            lin = dict(fsd)
-            for f in fb:
-                lin[f] = lin.get(f, 0.0) - 1.0 / n
-            md.add([], lin, 0.0, "f* below")
-        lower = fsd
+        rec["lower"] = initial_condition(md, rec, f0, {i * T + ts: 1.0 / n for i in range(n)}, n, K, delta)
     else:
-        lower = {f: 1.0 / n for f in rec["fbar"][K - 1]}
-    lin = dict(f0)
-    for f, c in lower.items():
-        lin[f] = lin.get(f, 0.0) - c
-    md.add([], lin, delta, "initial condition")
-    rec["lower"] = lower
+        rec["lower"] = initial_condition(md, rec, f0, None, n, K, delta)
     return md, rec
