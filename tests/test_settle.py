@@ -317,3 +317,14 @@ def test_a_round_that_cannot_run_here_or_a_failed_calibration_says_so():
     broken = dataclasses.replace(QUICK, problem=lambda n, d, seed: 1 / 0)
     checks, rec = settle(_result([huge], cfg=broken), run, budget=60, clock=_Clock())
     assert "calibration run failed (ZeroDivisionError" in rec["left"]["stationarity-rate"]
+
+
+def test_controls_are_settled_too_and_a_detected_control_stays_detected():
+    res = suite.verify(
+        only=["consensus-rate"], Ks=(64, 128, 256), rate_replicas=4, controls=True, settle=True, budget=3
+    )
+    (c,) = res.checks
+    rec = res.settle["checks"]["consensus-rate"]
+    assert rec["before"] == "inconclusive" and c.verdict == "pass"
+    assert c.control["detected"]  # the no-debias departure is caught, by a round if not by the planned run
+    assert all(r["control"] != "pass" for r in rec["rounds"])  # settling never argues the departure into a pass
