@@ -33,6 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .formulation import Model, pad
+from .solve import maximize_measure
 from .symmetry import NodeGroup
 
 _SQRT2 = float(np.sqrt(2.0))
@@ -152,21 +153,7 @@ def solve_reduced(
         mats.append(M)
     gb = lay.hat(np.array([np.mean([pad(u, m) for u in g], axis=0) for g in rec["gbar"][:K]]))
     Mq = lay.coefficients([(1.0, gb, gb)])
-    if measure == "average":
-        obj = cp.Maximize(Mq.mean(axis=0) @ z)
-    else:
-        t = cp.Variable()
-        cons.append(t <= Mq @ z)
-        obj = cp.Maximize(t)
-    prob = cp.Problem(obj, cons)
-    try:
-        prob.solve(solver=solver, **solver_options)
-    except cp.error.SolverError as exc:
-        raise ArithmeticError(f"the PEP solver ({solver}) failed: {exc} (status {prob.status})") from None
-    dual = None
-    stats = getattr(prob.solver_stats, "extra_stats", None)
-    if stats is not None and hasattr(stats, "obj_val_dual"):
-        dual = -float(stats.obj_val_dual)
+    prob, dual = maximize_measure(Mq, z, measure, cons, solver, solver_options)
     sides = tuple(r for _, _, _, r in lay.blocks)
     ncons = A.shape[0] + (K if measure == "min" else 0)
     if z.value is None or F.value is None:

@@ -3,9 +3,14 @@ or PEPit's API (``engine="pepit"``), from the same symbolic run (:mod:`.formulat
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .formulation import Model, gbar, interpolation_rows, pad, quad_vec
+
+if TYPE_CHECKING:
+    import cvxpy as cp
 
 
 def solve_direct(md: Model, rec: dict, L: float, K: int, measure: str, solver: str, solver_options: dict) -> tuple:
@@ -56,21 +61,7 @@ def solve_direct(md: Model, rec: dict, L: float, K: int, measure: str, solver: s
     cons = [A @ cp.vec(G, order="C") + B @ F <= c]
     terms = [quad_vec(gbar(g, m, md.n), m) for g in rec["gbar"][:K]]
     Mq = np.array(terms)  # (K, m*m): ||grad f(xbar^k)||^2 = <Mq_k, G>
-    if measure == "average":
-        obj = cp.Maximize(Mq.mean(axis=0) @ cp.vec(G, order="C"))
-    else:
-        t = cp.Variable()
-        cons.append(t <= Mq @ cp.vec(G, order="C"))
-        obj = cp.Maximize(t)
-    prob = cp.Problem(obj, cons)
-    try:
-        prob.solve(solver=solver, **solver_options)
-    except cp.error.SolverError as exc:
-        raise ArithmeticError(f"the PEP solver ({solver}) failed: {exc} (status {prob.status})") from None
-    dual = None
-    stats = getattr(prob.solver_stats, "extra_stats", None)
-    if stats is not None and hasattr(stats, "obj_val_dual"):
-        dual = -float(stats.obj_val_dual)  # cvxpy hands Clarabel the minimisation of -objective
+    prob, dual = maximize_measure(Mq, cp.vec(G, order="C"), measure, cons, solver, solver_options)
     Gv = None if G.value is None else np.asarray(G.value)
     Fv = None if F.value is None else np.asarray(F.value)
     return prob.value, dual, str(prob.status), Gv, Fv, A.shape[0] + (K if measure == "min" else 0)
@@ -129,3 +120,29 @@ def solve_pepit(md: Model, rec: dict, L: float, K: int, measure: str, solver: st
         Fv = np.array([f.eval() for f in Fs])
     del order
     return primal, dual, status, Gv, Fv, len(pb._list_of_constraints_sent_to_wrapper)
+
+
+def maximize_measure(
+    Mq: np.ndarray, var: cp.Expression, measure: str, cons: list, solver: str, solver_options: dict
+) -> tuple[cp.Problem, float | None]:
+    """Solve the PEP: maximise the measure of ``Mq @ var`` (the squared gradient norms at the iterates:
+    their average, or their minimum over k) under ``cons``. Returns the problem and the solver's dual
+    objective (None where the solver gives none); a solver failure is an ArithmeticError."""
+    import cvxpy as cp
+
+    if measure == "average":
+        obj = cp.Maximize(Mq.mean(axis=0) @ var)
+    else:
+        t = cp.Variable()
+        cons.append(t <= Mq @ var)
+        obj = cp.Maximize(t)
+    prob = cp.Problem(obj, cons)
+    try:
+        prob.solve(solver=solver, **solver_options)
+    except cp.error.SolverError as exc:
+        raise ArithmeticError(f"the PEP solver ({solver}) failed: {exc} (status {prob.status})") from None
+    dual = None
+    stats = getattr(prob.solver_stats, "extra_stats", None)
+    if stats is not None and hasattr(stats, "obj_val_dual"):
+        dual = -float(stats.obj_val_dual)  # cvxpy hands Clarabel the minimisation of -objective
+    return prob, dual
