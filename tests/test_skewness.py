@@ -76,3 +76,27 @@ def test_the_constants_page_shows_what_the_directed_bound_example_prints():
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True).stdout
     page = (root / "docs" / "constants.md").read_text()
     assert out.strip() and all(line in page for line in out.strip().splitlines())
+
+
+def test_the_mixing_command_reports_the_equilibrium_skewness_and_the_bounds_conditions():
+    import io
+    import json
+
+    from sgpverify import graphs
+    from sgpverify.assumptions.skewness import window_equilibrium
+    from sgpverify.cli import main
+
+    def mixing(*argv):
+        out, err = io.StringIO(), io.StringIO()
+        assert main(["mixing", *argv], out=out, err=err) == 0, err.getvalue()
+        return out.getvalue()
+
+    d = json.loads(mixing("--topology", "random-peer", "--nodes", "16", "--horizon", "40", "--json"))["equilibrium"]
+    ref = window_equilibrium(graphs.random_peer(16, seed=0))  # the same schedule, measured directly
+    assert d["measured"] and d["window"] == ref.window and d["conditions"] == ref.conditions and d["why"] == ref.why
+    assert abs(d["kappa_pi"] - ref.kappa_pi) <= 1e-12 * ref.kappa_pi and abs(d["beta_pi"] - ref.beta_pi) <= 1e-12
+    text = mixing("--topology", "ring", "--nodes", "8", "--horizon", "40")
+    assert "kappa_pi, beta_pi" in text and "its conditions do not hold: beta_pi" in text  # 0.924 > 1 - 1/8
+    assert text.rstrip().splitlines()[-1].startswith("all mixing assumptions")  # the summary stays last
+    big = mixing("--topology", "exponential", "--nodes", "2048", "--horizon", "20")
+    assert "kappa_pi, beta_pi       not measured: n = 2048 > 1024" in big

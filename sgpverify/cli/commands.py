@@ -169,14 +169,54 @@ def cmd_mixing(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) ->
                 f"sgpverify mixing: error: --lyapunov-steps {str(exc)[len('lyapunov_steps ') :]}"
             ) from None
         raise
+    eq = _equilibrium(source)
     if a.json:
         d = report.to_dict()
         d["defaults"] = {opt: v["value"] for opt, v in notes.items()}
-        out.write(json.dumps(d) + "\n")
+        d["equilibrium"] = eq
+        out.write(json.dumps(jsonable(d)) + "\n")
     else:
         lines = str(report).split("\n")
-        out.write("\n".join(lines[:1] + _default_lines(notes, 24) + lines[1:]) + "\n")
+        body = lines[:1] + _default_lines(notes, 24) + lines[1:-1] + _equilibrium_lines(eq) + lines[-1:]
+        out.write("\n".join(body) + "\n")
     return 0 if report.passed else 1
+
+
+#: The largest n whose equilibrium skewness ``sgpverify mixing`` measures (dense eigen- and singular
+#: values of an n x n product, a second or two at this n).
+EQUILIBRIUM_MAX_N = 1024
+
+
+def _equilibrium(source) -> dict:
+    """The equilibrium skewness kappa_pi and beta_pi of one window of the (undelayed) schedule, with
+    whether the directed-graph lower bound's conditions hold there (:mod:`sgpverify.assumptions.skewness`),
+    or why they are not measured."""
+    from ..assumptions.skewness import window_equilibrium
+    from ..graphs import Topology
+
+    if not isinstance(source, Topology):
+        return {"measured": False, "why": "a schedule of matrices (--matrix): measure it with window_equilibrium"}
+    if source.n > EQUILIBRIUM_MAX_N:
+        return {
+            "measured": False,
+            "why": f"n = {source.n} > {EQUILIBRIUM_MAX_N} (dense algebra): "
+            "sgpverify.assumptions.skewness.window_equilibrium",
+        }
+    try:
+        return {"measured": True, **window_equilibrium(source).to_dict()}
+    except ValueError as exc:  # a schedule none of whose first windows connects every node
+        return {"measured": False, "why": str(exc)}
+
+
+def _equilibrium_lines(eq: dict) -> list[str]:
+    if not eq["measured"]:
+        return [f"{'kappa_pi, beta_pi':<24}not measured: {eq['why']}"]
+    return [
+        f"{'kappa_pi, beta_pi':<24}{eq['kappa_pi']:.6g}, {eq['beta_pi']:.6g} (the product of a window of "
+        f"{eq['window']} step{'s' if eq['window'] != 1 else ''})",
+        f"{'directed lower bound':<24}"
+        + ("its conditions hold" if eq["conditions"] else f"its conditions do not hold: {eq['why']}"),
+    ]
 
 
 def _check_plausible(trace, prob) -> None:
