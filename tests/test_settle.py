@@ -182,6 +182,11 @@ def test_budget_needs_settle_and_a_positive_number():
     for bad in (0, -1, float("nan"), float("inf")):
         with pytest.raises(ValueError, match="budget"):
             suite.verify(only=["mixing-constants"], settle=True, budget=bad)
+    for bad in ("5", True):
+        with pytest.raises(TypeError, match="budget"):
+            suite.verify(only=["mixing-constants"], settle=True, budget=bad)
+    with pytest.raises(TypeError, match="settle must be True or False, got 'yes'"):
+        suite.verify(only=["mixing-constants"], settle="yes")
 
 
 def test_a_noise_stream_changes_the_noise_and_nothing_else():

@@ -275,6 +275,8 @@ def run_suite(
         Minutes of wall time for settling (default 20); only with ``settle``.
     """
     workers = check_int("workers", workers, min_value=1)
+    if not isinstance(settle, bool):
+        raise TypeError(f"settle must be True or False, got {settle!r}")
     if budget is not None:
         if not settle:
             raise ValueError(f"budget applies with settle=True, got budget = {budget!r} and settle = {settle!r}")
