@@ -22,13 +22,14 @@ def _result(checks, cfg=QUICK, controls=False):
 
 
 def test_level_is_the_criteria_level_outside_settling_and_spends_inside():
+    # outside settling level() returns its argument itself (no arithmetic): exact by construction
     assert level() == 0.95 and level(0.99) == 0.99
     with spending(0.5):
         assert math.isclose(level(), 0.975, rel_tol=0, abs_tol=1e-15)
         with spending(0.125):
             assert math.isclose(level(), 1 - 0.05 / 8, rel_tol=0, abs_tol=1e-15)
         assert math.isclose(level(), 0.975, rel_tol=0, abs_tol=1e-15)
-    assert level() == 0.95
+    assert level() == 0.95  # the share restored: the argument itself again
     for bad in (0.0, 1.5, -1.0, float("nan")):
         with pytest.raises(ValueError, match="share must be in"), spending(bad):
             pass

@@ -427,8 +427,9 @@ def cmd_verify(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) ->
     if a.budget is not None and not a.settle:
         raise UsageError(f"sgpverify verify: error: --budget applies with --settle, got --budget {a.budget:g} alone")
     cfg = _suite_config(a)
+    units = plan_units(cfg, a.controls, a.only)
     if getattr(a, "delay", None) is not None and cfg.tau == 0:  # a delay model no planned run would use
-        delayed = {k for k, _ in plan_units(cfg, a.controls, a.only)} & {"delays", "descent", "worstcase"}
+        delayed = {k for k, _ in units} & {"delays", "descent", "worstcase"}
         if not delayed:
             raise UsageError(
                 f"sgpverify verify: error: --delay applies to delayed runs, got --delay {a.delay} with --tau 0 "
@@ -436,7 +437,7 @@ def cmd_verify(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) ->
             )
     err = err or sys.stderr
     client, owned = _connect(a)
-    progress = _UnitProgress(a, err, len(plan_units(cfg, a.controls, a.only)), f"verify ({cfg.name})")
+    progress = _UnitProgress(a, err, len(units), f"verify ({cfg.name})")
     with _platform_warnings("verify", err):
         try:
             result = run_suite(

@@ -15,7 +15,7 @@ import dataclasses
 import math
 from typing import Any
 
-from .settle import estimate_seconds, evidence_for
+from .settle import duration, estimate_seconds, evidence_for
 
 __all__ = ["SettleHint", "settle_hints"]
 
@@ -35,16 +35,8 @@ class SettleHint:
     def line(self) -> str:
         if self.command is None:
             return f"{self.name}: {self.why}"
-        cost = "" if self.seconds is None else f" (its next round about {_duration(self.seconds)} here, calibrated)"
+        cost = "" if self.seconds is None else f" (its next round about {duration(self.seconds)} here, calibrated)"
         return f"{self.name}: {self.why} ({'; '.join(self.config)}): {self.command}{cost}"
-
-
-def _duration(s: float) -> str:
-    if s < 90:
-        return f"{s:.0f} s"
-    if s < 5400:
-        return f"{s / 60:.0f} min"
-    return f"{s / 3600:.1f} h"
 
 
 def settle_hints(result: Any, per_step: tuple[float, float] | None = None, workers: int = 1) -> list[SettleHint]:

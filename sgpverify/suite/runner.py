@@ -13,7 +13,7 @@ from ..validation import check_float, check_int
 from .claims import CHECK_NAMES, CLAIMS
 from .config import PRESETS, QUICK, SuiteConfig, config_from_dict, validate_config
 from .departures import NONE, Variant
-from .experiments import EXPERIMENTS, run_experiments
+from .experiments import EXPERIMENTS, needs_of, run_experiments
 from .records import Check, CheckError, Claim, SuiteResult, code_of
 from .setting import setting_code, upload_files
 from .settle import DEFAULT_BUDGET
@@ -34,11 +34,6 @@ __all__ = [
     "needs_of",
     "refuted_constants",
 ]
-
-
-def needs_of(keys: Iterable[str]) -> list[str]:
-    """The experiments whose main data the experiments ``keys`` take (their ``needs``), in order."""
-    return list(dict.fromkeys(need for k in keys for need in EXPERIMENTS[k].needs))
 
 
 def refuted_constants(data: dict) -> dict[str, str]:

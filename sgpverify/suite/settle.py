@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from .claims import BY_NAME
 from .config import validate_config
 from .criteria import spending
+from .experiments import needs_of
 
 if TYPE_CHECKING:
     from .config import SuiteConfig
@@ -56,6 +57,7 @@ __all__ = [
     "estimate_seconds",
     "settle",
     "needs_settling",
+    "duration",
 ]
 
 #: Rounds a check may get; round r spends alpha 2^-r of the error rate (together below alpha).
@@ -229,13 +231,12 @@ def estimate_seconds(
     connectivity over every step a run takes, which comes first); then the largest unit, or the
     total over ``workers``, whichever is longer."""
     from .config import longest_run
-    from .experiments import EXPERIMENTS
 
     a, b = per_step[:2]
     c = per_step[2] if len(per_step) > 2 else 0.0
     keys = list(dict.fromkeys(k for nm in names for k in BY_NAME[nm].experiments))
     first = 0.0
-    if "mixing" in keys or any("mixing" in EXPERIMENTS[k].needs for k in keys):
+    if "mixing" in keys or "mixing" in needs_of(keys):
         steps = max(longest_run(cfg), cfg.theorem_K_cap if "theorem" in keys else 0)
         first = c * steps * len(cfg.topologies)
     units = []
@@ -256,7 +257,8 @@ def needs_settling(check: Check) -> bool:
     return ctl is not None and check.verdict != "not applicable" and not ctl.get("detected")
 
 
-def _duration(s: float) -> str:
+def duration(s: float) -> str:
+    """``"42 s"``, ``"9 min"`` or ``"1.5 h"``: a time estimate in words."""
     if s < 90:
         return f"{s:.0f} s"
     if s < 5400:
@@ -339,9 +341,9 @@ def settle(
                         "rounds_left": MAX_ROUNDS - e[3] + 1,
                     }
                     left[nm] = (
-                        f"the next round ({e[2]}) needs about {_duration(slow * e[0])} at n = {cfg.n}, d = {cfg.d} "
+                        f"the next round ({e[2]}) needs about {duration(slow * e[0])} at n = {cfg.n}, d = {cfg.d} "
                         "here, "
-                        f"beyond the budget left ({_duration(max(0.0, deadline - clock()))})"
+                        f"beyond the budget left ({duration(max(0.0, deadline - clock()))})"
                     )
             break
         stream += 1
@@ -350,7 +352,7 @@ def settle(
             used = (clock() - t0) / 60.0
             progress(
                 f"settle round {stream}, {used:.1f} of {budget:g} min used: {', '.join(names)} (their round {r}): "
-                f"{why}; about {_duration(slow * secs)}"
+                f"{why}; about {duration(slow * secs)}"
             )
         start = clock()
         with spending(2.0**-r):

@@ -14,7 +14,7 @@ through these rows.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from ...errors import SimulationDivergedError
 from ..departures import NONE, Variant
@@ -34,6 +34,7 @@ __all__ = [
     "EXPERIMENT_ORDER",
     "run_experiments",
     "run_experiment",
+    "needs_of",
     "schedule_runs",
     "exp_mixing",
     "exp_rates",
@@ -137,6 +138,11 @@ EXPERIMENTS = _rows(
     Experiment("worstcase", exp_worstcase, cost=(6, 0.1), complete_control=complete_worstcase_control),
 )
 EXPERIMENT_ORDER = tuple(EXPERIMENTS)
+
+
+def needs_of(keys: Iterable[str]) -> list[str]:
+    """The experiments whose main data the experiments ``keys`` take (their ``needs``), in order."""
+    return list(dict.fromkeys(need for k in keys for need in EXPERIMENTS[k].needs))
 
 
 def run_experiments(
