@@ -123,6 +123,17 @@ def test_the_delay_claims_are_inconclusive_where_their_reference_is_outside_the_
         res = suite.evaluate(suite.BY_NAME[name], cfg, data)
         assert res["verdict"] == "inconclusive", (name, res)
         assert "tau = 0 reference runs are outside the step-size regime" in res["detail"], (name, res)
+    # each check judges the reference on its own ladder: a gated run at a K only the other check reads
+    # gates that check alone
+    data = copy.deepcopy(clean)
+    cfg = dataclasses.replace(cfg, delay_Ks=tuple(cfg.delay_Ks)[1:])  # the ratio reads the last two Ks
+    only_rate = sorted(set(cfg.Ks) - set(cfg.delay_Ks))
+    assert only_rate, (cfg.Ks, cfg.delay_Ks)
+    for r in data["delays"]["runs"]:
+        if r["tau"] == 0 and r["K"] in only_rate:
+            r["effective_step"], r["weight_min"] = 50.0 / L, 1e-3
+    assert suite.evaluate(suite.BY_NAME["delay-rate"], cfg, data)["verdict"] == "inconclusive"
+    assert "outside the step-size regime" not in suite.evaluate(suite.BY_NAME["delay-robustness"], cfg, data)["detail"]
     # the delayed runs' own weights do not gate: mass in flight lowers them on honest schedules
     data = copy.deepcopy(clean)
     for r in data["delays"]["runs"]:
@@ -213,3 +224,60 @@ def test_a_slow_consensus_far_below_its_bound_is_inconclusive_above_it_fails(tin
     flat = copy.deepcopy(clean)
     _slow_consensus(flat, 0.05, 1.0)
     assert suite.evaluate(claim, cfg, flat)["verdict"] == "fail"
+
+
+def _run_record(K=4096, gamma=0.0625, L=2.0, wmin=0.005, **extra):
+    return {"K": K, "n": 16, "gamma": gamma, "weight_min": wmin, "effective_step": gamma / wmin, **extra}
+
+
+def test_step_regime_record_counts_the_steps_beyond_two_over_L_and_their_longest_stretch():
+    from sgpverify.suite.runs import step_regime_record
+
+    gamma, L = 0.1, 2.0  # a step is out where its floor w < gamma L / 2 = 0.1
+    floors = np.full((3, 10), 0.5)
+    floors[1, 2] = 0.05  # one replica's floor takes step 2 out
+    floors[0, 5:8] = 0.01  # steps 5, 6, 7 in a row
+    rec = step_regime_record(floors, gamma, L)
+    # independent count, step by step
+    out = [any(floors[r, k] < gamma * L / 2 for r in range(3)) for k in range(10)]
+    assert rec["steps_out_share"] == pytest.approx(sum(out) / 10)
+    assert rec["steps_out_longest"] == 3
+    assert rec["weight_floor_share"] <= 0.05
+
+
+def test_isolated_steps_beyond_two_over_L_keep_a_run_in_the_regime_and_stretches_do_not():
+    from sgpverify.suite.claims.common import outside_step_regime
+    from sgpverify.suite.criteria import REGIME_SHARE
+
+    L = lambda r: 2.0  # noqa: E731
+    # judged on the extreme alone (no share recorded): out, as before
+    assert "outside the step-size regime" in outside_step_regime([_run_record()], L)
+    # a few isolated steps: in
+    iso = _run_record(steps_out_share=REGIME_SHARE / 2, steps_out_longest=1, weight_floor_share=0.07)
+    assert outside_step_regime([iso], L) is None
+    # the same share in stretches of two: out, and a longer run is asked for
+    why = outside_step_regime([dict(iso, steps_out_longest=2)], L)
+    assert why and "2 in a row" in why and "needs K >= 8.2e+03" in why
+    # a share above the rule's, one at a time: out, K from the floor's quantile (gamma sqrt(K) fixed)
+    many = _run_record(steps_out_share=2 * REGIME_SHARE, steps_out_longest=1, weight_floor_share=0.02)
+    why = outside_step_regime([many], L)
+    need = 4096 * (0.0625 * 2.0 / (2 * 0.02)) ** 2
+    assert why and f"needs K >= {need:.2g}" in why and "2.00% of the steps" in why
+    # within 2/L everywhere: in, whatever was recorded
+    assert outside_step_regime([_run_record(wmin=0.5)], L) is None
+
+
+@pytest.mark.filterwarnings("ignore::sgpverify.errors.EffectiveStepWarning")
+def test_a_run_with_delays_draining_the_weights_stays_outside_the_regime():
+    # the case the rule was made for: random peer with random delays tau = 2 at n = 16, where the weights fall
+    # to 1e-3 at a large share of the steps and the rates measured are those of unstable runs
+    cfg = dataclasses.replace(suite.QUICK, replicas=2)
+    prob = problems.QuadraticCosine(16, 10, seed=0)
+    r = run_one(cfg, prob, by_name("random-peer", 16, seed=0), 1024, 0, tau=2, delay="random", regime=True)
+    assert r["steps_out_share"] > 0.1, r["steps_out_share"]
+    from sgpverify.suite.claims.common import outside_step_regime
+
+    assert "outside the step-size regime" in outside_step_regime([r], lambda _: float(prob.L))
+    # the default schedule at the same K: nothing recorded (gamma / w_min within 2/L), in the regime
+    r0 = run_one(cfg, prob, by_name("exponential", 16), 1024, 0, regime=True)
+    assert "steps_out_share" not in r0 and outside_step_regime([r0], lambda _: float(prob.L)) is None

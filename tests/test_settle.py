@@ -49,6 +49,20 @@ def test_a_regime_starts_the_ladder_where_the_check_says():
     assert ladder == tuple(k * (ladder[0] // 256) for k in QUICK.Ks[:REGIME_POINTS])
     th = evidence_for(_check("theorem1-bound", measured="outside the theorem's regime: needs K >= 7.2e+05"), QUICK)
     assert th.overrides == (("theorem_K_cap", 1048576),)
+    # the flagged run is not the ladder's first: the ladder still starts at or past K (not at a multiple of
+    # the flagged K)
+    c = _check("consensus-rate", detail="outside the step-size regime: at K = 2048 (n = 16) ... needs K >= 3.4e+03")
+    ((_, ladder),) = evidence_for(c, QUICK).overrides
+    assert ladder[0] >= 3.4e3 and ladder[0] / 2 < 3.4e3
+
+
+def test_each_delay_check_extends_the_ladder_it_reads():
+    # delay-robustness reads the ratio ladder delay_Ks, delay-rate the exponent's Ks (same experiment)
+    why = "tau = 0 reference runs are outside the step-size regime ... needs K >= 5e+03"
+    ((rob_field, rob),) = evidence_for(_check("delay-robustness", detail=why), QUICK).overrides
+    ((rate_field, rate),) = evidence_for(_check("delay-rate", detail=why), QUICK).overrides
+    assert (rob_field, rate_field) == ("delay_Ks", "Ks")
+    assert rob[0] >= 5e3 and rate[0] >= 5e3 and rob[0] / 2 < 5e3 and rate[0] / 2 < 5e3
 
 
 def test_wide_intervals_get_replicas_and_moving_slopes_a_longer_ladder():

@@ -22,6 +22,7 @@ __all__ = [
     "RATIO_OMEGAS",
     "RATE_CORRECTION",
     "RATIO_CORRECTION",
+    "REGIME_SHARE",
 ]
 
 
@@ -60,6 +61,14 @@ RATE_CORRECTION = 0.5
 #: them would fail honest problems whose heterogeneity makes the topology's terms large at every K.
 #: The ratio claims fail by the growth rule and the extrapolation.
 RATIO_CORRECTION = None
+
+
+#: The share of a run's steps at which the weight floor may take the effective step gamma / w_min^k
+#: beyond 2/L, one step at a time, with the run still in the step-size regime of the rate claims.
+#: Only consecutive steps beyond 2/L compound a node's amplification; isolated ones, a small share of
+#: an average over K steps, do not make a run unstable (docs/theory.md, "The step-size regime").
+#: Set after looking at runs: see there.
+REGIME_SHARE = 0.01
 
 
 #: The error rate of every interval of a check: each is a 95% interval (two-sided, or one-sided where

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..engine import simulate
 from ..errors import EffectiveStepWarning, SimulationDivergedError
-from .criteria import EPS
+from .criteria import EPS, REGIME_SHARE
 from .departures import NONE, Perturbed, Variant, wrap_topology
 
 if TYPE_CHECKING:
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from ..problems import ProblemProtocol
     from .config import SuiteConfig
 
-__all__ = ["run_one", "problem_constants"]
+__all__ = ["run_one", "problem_constants", "step_regime_record"]
 
 
 def _gamma(cfg, n, K, variant):
@@ -40,8 +40,14 @@ def run_one(
     delay: str | None = None,
     algorithm: str = "sgp",
     states: bool = False,
+    regime: bool = False,
 ) -> dict[str, Any]:
-    """One simulation at iteration budget K; returns a JSON-ready summary."""
+    """One simulation at iteration budget K; returns a JSON-ready summary.
+
+    ``regime``: the run is judged by the step-size regime of the rate claims
+    (:func:`sgpverify.suite.claims.common.outside_step_regime`); where its weight floor takes the
+    effective step ``gamma / w_min`` beyond 2/L, the summary adds how often and for how long
+    (:func:`step_regime_record`)."""
     n = prob.n_nodes
     gamma = _gamma(cfg, n, K, variant)
     if variant.extra_noise or variant.shared_noise or variant.bias:
@@ -117,10 +123,36 @@ def run_one(
         "consensus_curve": cons.mean(axis=0)[::every].tolist(),
         "curve_every": every,
     }
+    if regime and wmin > 0 and gamma / wmin * float(prob.L) > 2.0:
+        out.update(step_regime_record(wk[:, :K], gamma, float(prob.L)))
     if states and hasattr(prob, "min_hessian_eigenvalue") and tr.z_history is not None:
         zh = np.asarray(tr.z_history)[: (K - 1) // states + 1]  # iterates k < K (every states-th)
         out["indefinite_fraction"] = float(np.mean(np.asarray(prob.min_hessian_eigenvalue(zh)) < 0))
     return out
+
+
+def step_regime_record(floors: np.ndarray, gamma: float, L: float) -> dict[str, float | int]:
+    """How a run's weight floor meets the step-size regime: ``floors`` (replicas, K), the smallest
+    push-sum weight of each step (:attr:`~sgpverify.engine.Trace.weight_min`).
+
+    - ``steps_out_share``: the share of steps k whose floor (over replicas) takes ``gamma / w_min^k``
+      beyond 2/L;
+    - ``steps_out_longest``: the longest stretch of consecutive such steps (a node's point is
+      amplified by ``gamma L / w - 1 > 1`` at each; only consecutive ones compound);
+    - ``weight_floor_share``: the :data:`REGIME_SHARE` quantile of the per-step floor, from which a
+      longer run's share is estimated (gamma = sqrt(n/K) falls, the floor's distribution stays).
+    """
+    floor = np.asarray(floors, float).min(axis=0)
+    out = floor * 2.0 < gamma * L  # gamma / w > 2 / L
+    longest = run = 0
+    for o in out.tolist():
+        run = run + 1 if o else 0
+        longest = max(longest, run)
+    return {
+        "steps_out_share": float(np.mean(out)) if out.size else 0.0,
+        "steps_out_longest": int(longest),
+        "weight_floor_share": float(np.quantile(floor, REGIME_SHARE)) if floor.size else 0.0,
+    }
 
 
 def problem_constants(prob: ProblemProtocol) -> dict[str, float | None]:

@@ -83,7 +83,6 @@ LADDER_FIELDS = {
 }
 
 _NEEDS = re.compile(r"needs K >= ([0-9.]+(?:e[+-]?[0-9]+)?)")
-_AT = re.compile(r"at K = ([0-9]+)")
 _WIDE = ("more replicas", "straddles")
 
 
@@ -105,9 +104,15 @@ class Evidence:
         return [f"{k} = {list(v) if isinstance(v, tuple) else v}" for k, v in self.overrides]
 
 
-def _ladder_keys(name: str) -> list[str]:
-    """The experiments of check ``name`` that have a ladder, in order."""
-    return [k for k in BY_NAME[name].experiments if k in LADDER_FIELDS]
+#: A check that reads another ladder of its experiment than the experiment's own (``delay-rate``: the
+#: per-tau exponent runs on ``Ks``, the delay experiment's ratio ladder is ``delay_Ks``).
+CHECK_LADDERS = {"delay-rate": {"delays": ("Ks", "delay_replicas")}}
+
+
+def _ladders(name: str) -> list[tuple[str, str]]:
+    """The ladder fields (K ladder, replicas) of check ``name``'s experiments, in order."""
+    own = CHECK_LADDERS.get(name, {})
+    return [own.get(k, LADDER_FIELDS[k]) for k in BY_NAME[name].experiments if k in LADDER_FIELDS]
 
 
 def _scaled(ladder: tuple[int, ...], factor: int, points: int | None = None) -> tuple[int, ...]:
@@ -122,42 +127,40 @@ def evidence_for(check: Check, cfg: SuiteConfig) -> Evidence:
     text = f"{check.measured}; {check.detail}"
     if check.control is not None and check.verdict != "inconclusive" and not check.control.get("detected"):
         text = f"{check.control.get('measured', '')}; {text}"
-    keys = _ladder_keys(check.name)
+    ladders = _ladders(check.name)
     if check.verdict == "not applicable" or "not applicable" in check.measured:
         return Evidence((), f"not applicable: {check.detail or check.measured}")
-    if not keys:
+    if not ladders:
         return Evidence((), "its experiments have no ladder to extend (the verdict is exact or depends on sizes)")
     need = _NEEDS.search(text)
-    if "theorem" in keys and need:  # Theorem 1's threshold: run there
+    theorem = any(field == "theorem_K_cap" for field, _ in ladders)
+    if theorem and need:  # Theorem 1's threshold: run there
         K = float(need.group(1))
         cap = 2 ** math.ceil(math.log2(max(K, 2.0)))
         if cap <= cfg.theorem_K_cap:
             return Evidence((), f"Theorem 1's threshold K >= {K:.2g} is already within theorem_K_cap")
         return Evidence((("theorem_K_cap", cap),), f"Theorem 1's threshold needs K >= {K:.2g}: run up to {cap}")
-    if "theorem" in keys:
+    if theorem:
         return Evidence((), "Theorem 1's run is already at its threshold; more of it does not change the bound")
     over = []
     if need:
+        # the ladder's first point goes to the power of two at or above K (its first points, scaled up)
         K = float(need.group(1))
-        at = _AT.search(text)
-        K_at = int(at.group(1)) if at else min(min(getattr(cfg, LADDER_FIELDS[k][0])) for k in keys)
-        factor = 2 ** max(1, math.ceil(math.log2(max(K / K_at, 1.0))))
-        for k in keys:
-            field = LADDER_FIELDS[k][0]
-            over.append((field, _scaled(getattr(cfg, field), factor, REGIME_POINTS)))
+        for field, _ in ladders:
+            ladder = getattr(cfg, field)
+            factor = 2 ** max(1, math.ceil(math.log2(max(K / min(ladder), 1.0))))
+            over.append((field, _scaled(ladder, factor, REGIME_POINTS)))
         why = f"the step-size regime needs K >= {K:.2g}: the ladder starts there ({REGIME_POINTS} points)"
     elif any(w in text for w in _WIDE):
         # more replicas alone would narrow the interval around what the same ladder shows: where that is
         # still a pre-asymptotic trend, a decisive verdict on it would be a false one (seen on short
         # ladders of the ratio claims); so the ladder goes one doubling further too
-        for k in keys:
-            field, reps = LADDER_FIELDS[k]
+        for field, reps in ladders:
             over.append((field, _scaled(getattr(cfg, field), 2)))
             over.append((reps, 2 * getattr(cfg, reps)))
         why = "an interval too wide for the band: twice the replicas, and the ladder one doubling further"
     else:
-        for k in keys:
-            field = LADDER_FIELDS[k][0]
+        for field, _ in ladders:
             over.append((field, _scaled(getattr(cfg, field), SHIFT)))
         why = "the local slopes are still moving at the end of the ladder: the ladder two doublings further"
     return Evidence(tuple(over), why)

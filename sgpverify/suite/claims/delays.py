@@ -27,6 +27,8 @@ from .common import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from ..config import SuiteConfig
 
 __all__ = [
@@ -40,13 +42,17 @@ __all__ = [
 ]
 
 
-def reference_outside_regime(delays: dict[str, Any]) -> str | None:
-    """Why the delay claims cannot judge the delayed runs, or None: their tau = 0 reference is
-    outside the step-size regime of the analysis (:func:`outside_step_regime`). The delayed runs
+def reference_outside_regime(delays: dict[str, Any], Ks: Iterable[int] | None = None) -> str | None:
+    """Why the delay claims cannot judge the delayed runs, or None: their tau = 0 reference on the
+    check's own ladder ``Ks`` (default: every K of the experiment) is outside the step-size regime
+    of the analysis (:func:`outside_step_regime`). The delayed runs
     themselves are not gated: mass in flight lowers the real nodes' weights (on the defaults,
     gamma / w_min reaches 9.3/L at tau = 4, K = 256), yet their rate is the claim under test."""
     L = delays.get("constants", {}).get("L")
-    why = outside_step_regime([r for r in delays["runs"] if r["tau"] == 0], lambda r: L)
+    on = None if Ks is None else set(Ks)
+    why = outside_step_regime(
+        [r for r in delays["runs"] if r["tau"] == 0 and (on is None or r["K"] in on)], lambda r: L
+    )
     return None if why is None else f"the tau = 0 reference runs are {why}"
 
 
@@ -64,7 +70,7 @@ def check_delays(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     higher-order terms): paired by replica, extrapolated in K^-1/2."""
     get = {(r["K"], r["tau"]): r for r in data["delays"]["runs"]}
     Ks = list(cfg.delay_Ks)  # the ratio's own ladder (the experiment also runs the exponent's Ks)
-    why = reference_outside_regime(data["delays"])
+    why = reference_outside_regime(data["delays"], Ks)
     if why is not None:
         return _gated(data, why, f"1 (log within +- {RATE_DELTA:g})")
     verdicts, parts, short, tests = [], [], [], {}
@@ -112,7 +118,7 @@ def check_delay_rate(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     """tau-OSGP, tau in ``taus`` (> 0), random delays: the stationarity average ~ K^(-1/2) (the same
     exponent test as tau = 0, over the K of ``Ks``)."""
     get = {(r["K"], r["tau"]): r for r in data["delays"]["runs"]}
-    why = reference_outside_regime(data["delays"])
+    why = reference_outside_regime(data["delays"], cfg.Ks)
     if why is not None:
         return _gated(data, why, f"-0.5 +- {RATE_DELTA:g}")
     parts, verdicts, tests = [], [], {}

@@ -40,7 +40,9 @@ def exp_delays(
         for tau in cfg.taus:
             if tau == 0 and variant != NONE:
                 continue  # a control's departure concerns the delayed runs: the reference comes from the main run
-            r = run_one(cfg, prob, topo, K, seed, variant, tau=tau, delay="random", replicas=cfg.delay_replicas)
+            r = run_one(
+                cfg, prob, topo, K, seed, variant, tau=tau, delay="random", replicas=cfg.delay_replicas, regime=tau == 0
+            )
             runs.append(r)
             if progress:
                 progress(f"delays K={K} tau={tau}")

@@ -32,7 +32,11 @@ def exp_rates(
         topo = make(cfg.n, seed)
         runs = []
         for K in cfg.Ks:
-            runs.append(run_one(cfg, prob, topo, K, seed, variant, replicas=cfg.rate_replicas, states=variant == NONE))
+            runs.append(
+                run_one(
+                    cfg, prob, topo, K, seed, variant, replicas=cfg.rate_replicas, states=variant == NONE, regime=True
+                )
+            )
             if progress:
                 progress(f"rates {label} K={K}")
         out[label] = {"topology": topo.name, "runs": runs}
@@ -56,7 +60,7 @@ def exp_speedup(
             consts[str(n)] = problem_constants(prob)  # the problem may change with n: its constants tell
             topo = make(n, seed)
             for K in cfg.speedup_Ks:
-                runs.append(run_one(cfg, prob, topo, K, seed, variant, replicas=cfg.speedup_replicas))
+                runs.append(run_one(cfg, prob, topo, K, seed, variant, replicas=cfg.speedup_replicas, regime=True))
                 if progress:
                     progress(f"speedup {label} n={n} K={K}")
         out[label] = {"runs": runs}
@@ -79,7 +83,7 @@ def exp_complexity(
         consts[str(n)] = problem_constants(prob)
         topo = make_topo(n, seed)
         for T in cfg.complexity_budgets:
-            r = run_one(cfg, prob, topo, T // n, seed, variant, replicas=cfg.complexity_replicas)
+            r = run_one(cfg, prob, topo, T // n, seed, variant, replicas=cfg.complexity_replicas, regime=True)
             r["budget"] = T
             runs.append(r)
             if progress:
