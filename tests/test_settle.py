@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from test_claims_degenerate import tiny  # noqa: F401  (the module-scoped run of every experiment)
 
 from sgpverify import suite
 from sgpverify.suite import QUICK, Check, SuiteResult
@@ -348,3 +349,28 @@ def test_controls_are_settled_too_and_a_detected_control_stays_detected():
     assert rec["before"] == "inconclusive" and c.verdict == "pass"
     assert c.control["detected"]  # the no-debias departure is caught, by a round if not by the planned run
     assert all(r["control"] != "pass" for r in rec["rounds"])  # settling never argues the departure into a pass
+
+
+@pytest.mark.parametrize("key", ["rates", "speedup", "delays", "baselines", "topologies", "scaling", "complexity"])
+def test_the_cost_model_counts_every_run_an_experiment_makes(tiny, key):  # noqa: F811
+    # independent count: the steps x replicas x nodes of the run records the experiment actually wrote, against
+    # the settle cost model's list (an upper estimate, but not a loose one); a ladder the model forgets (the
+    # delay experiment runs delay_Ks and Ks) shows here
+    from sgpverify.suite.settle import _runs
+
+    cfg, data = tiny
+    actual = sum(r["K"] * len(r["stationarity"]) * r["n"] for r in suite.EXPERIMENTS[key].runs(data[key]))
+    model = sum(K * R * n for K, R, n in _runs(cfg, key))
+    assert actual <= model * (1 + 1e-12) and model <= 1.5 * actual, (key, actual, model)
+
+
+def test_the_cost_model_counts_the_delay_runs_of_both_ladders(tiny):  # noqa: F811
+    # the delay experiment runs the ratio's delay_Ks and the exponent's Ks: a round that extends Ks alone
+    # (delay-rate's) costs the delay runs at those K too
+    from sgpverify.suite.settle import _runs
+
+    cfg, _ = tiny
+    cfg = dataclasses.replace(cfg, delay_Ks=(32,), Ks=(32, 64), taus=(0, 1), delay_replicas=2)
+    data = suite.EXPERIMENTS["delays"](cfg, 0)
+    actual = sum(r["K"] * len(r["stationarity"]) * r["n"] for r in suite.EXPERIMENTS["delays"].runs(data))
+    assert actual == sum(K * R * n for K, R, n in _runs(cfg, "delays"))

@@ -40,7 +40,8 @@ from typing import TYPE_CHECKING, Any, Callable
 from .claims import BY_NAME
 from .config import validate_config
 from .criteria import spending
-from .experiments import needs_of
+from .experiments import SCALINGS, needs_of
+from .experiments.delays import delay_ladder
 
 if TYPE_CHECKING:
     from .config import SuiteConfig
@@ -209,13 +210,13 @@ def _runs(cfg: SuiteConfig, key: str) -> list[tuple[int, int, int]]:
     if key == "theorem":
         return [(cfg.theorem_K_cap, cfg.theorem_replicas, n)] * S
     if key == "delays":
-        return [(K, cfg.delay_replicas, n) for K in cfg.delay_Ks] * len(cfg.taus)
+        return [(K, cfg.delay_replicas, n) for K in delay_ladder(cfg)] * len(cfg.taus)
     if key == "baselines":
         return [(K, cfg.replicas, n) for K in cfg.baseline_Ks] * (4 * S)
     if key == "topologies":
         return [(K, cfg.topology_replicas, n) for K in cfg.topology_Ks] * (2 + len(cfg.compare_topologies))
     if key == "scaling":
-        return [(K, cfg.scaling_replicas, n) for K in cfg.scaling_Ks] * 3
+        return [(K, cfg.scaling_replicas, n) for K in cfg.scaling_Ks] * len(SCALINGS)
     if key == "complexity":
         return [(T // m, cfg.complexity_replicas, m) for m in cfg.complexity_ns for T in cfg.complexity_budgets]
     return []

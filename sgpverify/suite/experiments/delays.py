@@ -14,10 +14,10 @@ if TYPE_CHECKING:
 
     from ..config import SuiteConfig
 
-__all__ = ["exp_delays", "complete_delays_control"]
+__all__ = ["exp_delays", "complete_delays_control", "delay_ladder"]
 
 
-def _delay_Ks(cfg):
+def delay_ladder(cfg: SuiteConfig) -> tuple[int, ...]:
     """K ladder of the delay experiment: the ratio check's ``delay_Ks`` and the exponent's ``Ks``."""
     return tuple(sorted(set(cfg.delay_Ks) | set(cfg.Ks)))
 
@@ -36,7 +36,7 @@ def exp_delays(
     label, make = setting_schedules(cfg)[0]
     topo = make(cfg.n, seed)
     runs = []
-    for K in _delay_Ks(cfg):
+    for K in delay_ladder(cfg):
         for tau in cfg.taus:
             if tau == 0 and variant != NONE:
                 continue  # a control's departure concerns the delayed runs: the reference comes from the main run
