@@ -1,0 +1,550 @@
+"""Claims declared by a user: a theorem of your own, checked by the suite as its own claims are.
+
+A claims file (``sgpverify verify --claims FILE.py``) is a Python file that defines ``CLAIMS``, a
+list of :class:`Claim` objects. Each says what is measured (a metric of the run's trace), what it is
+predicted to do (:func:`exponent`: a power law in K, n or a parameter of the ladder, with a band; or
+:func:`bound`: an upper bound as a sympy expression in the problem's constants, K, n and gamma), on
+which ladder of runs (:class:`Ladder`) and with which method, and its negative control
+(:class:`Control`: another method, or a setting under which the claim must fail).
+
+A declared claim becomes the suite's own records -- a :class:`~sgpverify.suite.Claim` and an
+:class:`~sgpverify.suite.Experiment` row -- registered beside the built-in ones: the runner, the
+unit cache, the controls, settling, the report and the exit status treat both alike. The exponent
+test is the suite's (:func:`sgpverify.rates.test_exponent`: local slopes over the ladder, extrapolated,
+three verdicts) and every interval is at the suite's level, so settling's error spending holds too.
+
+Examples
+--------
+>>> from sgpverify import declare
+>>> c = declare.Claim(
+...     name="my-consensus",
+...     statement="consensus average O(1/K)",
+...     metric="consensus",
+...     prediction=declare.exponent("K", -1.0),
+...     ladder=declare.Ladder(Ks=(64, 128, 256), n=8, replicas=4),
+...     control=declare.Control("no-debias", "push-sum without de-biasing", debias=False),
+... )
+>>> c.ladder.axis
+'K'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+import os
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+from scipy import stats
+
+from . import rates
+from .engine import simulate
+from .suite import settle as _settle
+from .suite.claims import BY_NAME, register, unregister
+from .suite.criteria import RATE_CORRECTION, RATE_DELTA, RATE_OMEGA, level
+from .suite.departures import NONE, Perturbed, Variant, wrap_topology
+from .suite.experiments import EXPERIMENTS, Experiment
+from .suite.records import Claim as SuiteClaim
+from .suite.records import make_control
+from .suite.runs import problem_constants
+from .suite.setting import resolve_problem, resolve_topology
+
+if TYPE_CHECKING:
+    from .suite.config import SuiteConfig
+
+__all__ = ["Claim", "Ladder", "Control", "Exponent", "Bound", "exponent", "bound", "METRICS", "measure"]
+
+
+def _series(tr, name: str, K: int) -> np.ndarray:
+    a = np.asarray(getattr(tr, name), dtype=float)
+    return a.reshape(a.shape[0], -1)  # (T, R)
+
+
+def _average(name):
+    def f(tr, K):
+        return _series(tr, name, K)[:K].mean(axis=0)
+
+    return f
+
+
+def _final(name):
+    def f(tr, K):
+        return _series(tr, name, K)[K]
+
+    return f
+
+
+def _tracking(tr, K):
+    if tr.tracking_error is None:
+        raise ValueError(f"metric 'tracking_error' needs a gradient-tracking method, got a trace of {tr.algorithm!r}")
+    return _series(tr, "tracking_error", K).max(axis=0)
+
+
+#: The built-in metrics, each per replica of a run of K steps (record_every = 1).
+METRICS: dict[str, Callable] = {
+    "stationarity": _average("grad_norm_sq"),  # (1/K) sum_{k<K} ||grad f(xbar^k)||^2
+    "consensus": _average("consensus"),  # (1/K) sum_{k<K} (1/n) sum_i ||z_i^k - xbar^k||^2
+    "final_stationarity": _final("grad_norm_sq"),  # ||grad f(xbar^K)||^2
+    "final_consensus": _final("consensus"),  # Xi^K
+    "tracking_error": _tracking,  # max_k of the tracking invariant's error
+}
+
+
+def measure(metric: str | Callable, trace: Any, K: int) -> list[float]:
+    """The values of ``metric`` (a name of :data:`METRICS` or ``callable(trace) -> (R,)``) on a
+    trace of ``K`` steps with every step recorded, one per replica."""
+    if callable(metric):
+        got = np.asarray(metric(trace), dtype=float).reshape(-1)
+    else:
+        got = np.asarray(METRICS[metric](trace, K), dtype=float).reshape(-1)
+    return [float(v) for v in got]
+
+
+@dataclasses.dataclass(frozen=True)
+class Exponent:
+    """Prediction ``metric ~ x^value`` as x grows along the ladder (``in_``: "K", "n" or a parameter),
+    two-sided within ``band`` (``bound_only``: a faster decay is no failure)."""
+
+    in_: str
+    value: float
+    band: float = RATE_DELTA
+    bound_only: bool = False
+
+    def words(self) -> str:
+        return f"{self.value:g} +- {self.band:g}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Bound:
+    """Prediction ``metric <= expr`` at every point of the ladder; ``expr`` a sympy expression (or a
+    string) in the symbols of :data:`BOUND_SYMBOLS` and the ladder's parameters."""
+
+    expr: Any
+    rel: float = 0.0
+
+    def words(self) -> str:
+        return f"<= {self.expr}" + (f" (1 + {self.rel:g})" if self.rel else "")
+
+
+#: The symbols a bound may use (besides the ladder's parameters): the problem's declared constants,
+#: Delta = f(xbar^0) - f_lower (per replica), and the run's K, n, gamma.
+BOUND_SYMBOLS = ("L", "sigma2", "zeta2", "f_lower", "Delta", "K", "n", "gamma")
+
+
+def exponent(in_: str, value: float, band: float = RATE_DELTA, bound_only: bool = False) -> Exponent:
+    """An exponent prediction (see :class:`Exponent`)."""
+    if not isinstance(in_, str) or not in_:
+        raise ValueError(f"exponent in_ must be 'K', 'n' or a ladder parameter's name, got {in_!r}")
+    for what, v in (("value", value), ("band", band)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise ValueError(f"exponent {what} must be a finite number, got {v!r}")
+    if band <= 0:
+        raise ValueError(f"exponent band must be > 0, got {band!r}")
+    return Exponent(in_, float(value), float(band), bool(bound_only))
+
+
+def bound(expr: Any, rel: float = 0.0) -> Bound:
+    """An upper-bound prediction (see :class:`Bound`); ``rel`` >= 0 is the slack allowed for round-off."""
+    import sympy
+
+    try:
+        e = sympy.sympify(expr)
+    except (sympy.SympifyError, TypeError) as exc:
+        raise ValueError(f"bound expr must be a sympy expression, got {expr!r} ({exc})") from None
+    if isinstance(rel, bool) or not isinstance(rel, (int, float)) or not rel >= 0:
+        raise ValueError(f"bound rel must be a number >= 0, got {rel!r}")
+    return Bound(e, float(rel))
+
+
+@dataclasses.dataclass(frozen=True)
+class Ladder:
+    """The runs of a declared claim: one axis varies, the rest is fixed.
+
+    ``Ks``: a tuple (the axis) or one K; None takes the configuration's rate ladder (``Ks``,
+    ``rate_replicas``), which settling extends as it extends the built-in rate claims'. ``n``: an int
+    or a tuple (the axis); None the configuration's n. ``params``: ``{name: value or tuple}``, passed
+    to ``topology`` and ``step`` when they are callables (a tuple is the axis). ``topology``: a
+    schedule name or ``f(n, seed, **params) -> Topology``; None the configuration's first.
+    ``replicas`` (>= 3; None: ``rate_replicas``). ``step``: "sqrt" (gamma = sqrt(n/K), the paper's),
+    a number, or ``f(n, K, **params)``. ``setting``: overrides of the configuration for these runs
+    (``{"sigma": 0.0}``: exact gradients). An explicit ladder is the claim's own: settling does not
+    extend it.
+    """
+
+    Ks: tuple | int | None = None
+    n: tuple | int | None = None
+    params: dict = dataclasses.field(default_factory=dict)
+    topology: Any = None
+    replicas: int | None = None
+    step: Any = "sqrt"
+    setting: dict = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self):
+        axes = [nm for nm, v in self._values().items() if isinstance(v, tuple)]
+        if self.Ks is None and "K" not in axes:
+            axes.insert(0, "K")
+        if len(axes) != 1:
+            raise ValueError(f"ladder must vary exactly one of Ks, n and params, got {axes or 'none'}")
+        for nm, v in self._values().items():
+            vals = v if isinstance(v, tuple) else (v,)
+            if v is None and nm in ("K", "n"):
+                continue
+            if nm in ("K", "n") and not all(isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in vals):
+                raise ValueError(f"ladder {nm} must be positive integers, got {v!r}")
+            if isinstance(v, tuple) and (len(v) < 2 or list(v) != sorted(set(v))):
+                raise ValueError(f"ladder {nm} must be at least 2 increasing values, got {list(v)}")
+        if self.replicas is not None and (not isinstance(self.replicas, int) or self.replicas < 3):
+            raise ValueError(f"ladder replicas must be an integer >= 3, got {self.replicas!r}")
+        if not (self.step == "sqrt" or callable(self.step) or _positive(self.step)):
+            raise ValueError(f"ladder step must be 'sqrt', a number > 0 or f(n, K, **params), got {self.step!r}")
+        if self.topology is not None and not (callable(self.topology) or isinstance(self.topology, str)):
+            raise ValueError(f"ladder topology must be a schedule name or f(n, seed, **params), got {self.topology!r}")
+        from .suite.config import _FIELDS  # the configuration's field names
+
+        bad = sorted(set(self.setting) - _FIELDS)
+        if bad:
+            raise ValueError(f"ladder setting must hold SuiteConfig fields, got {bad[0]!r}")
+
+    def _values(self) -> dict[str, Any]:
+        return {"K": self.Ks, "n": self.n, **self.params}
+
+    @property
+    def axis(self) -> str:
+        """The name of what varies: "K", "n" or a parameter's."""
+        return next((nm for nm, v in self._values().items() if isinstance(v, tuple)), "K")
+
+    @property
+    def follows_config(self) -> bool:
+        """The ladder is the configuration's (``Ks`` None): settling may extend it."""
+        return self.Ks is None
+
+    def points(self, cfg: SuiteConfig) -> list[dict[str, Any]]:
+        """``[{"K", "n", "params", "x"}]`` of every run, in ladder order, under ``cfg``."""
+        vals = self._values()
+        vals["K"] = tuple(cfg.Ks) if self.Ks is None else self.Ks
+        vals["n"] = cfg.n if self.n is None else self.n
+        out = []
+        for x in vals[self.axis]:
+            pt = {k: (x if k == self.axis else v) for k, v in vals.items()}
+            out.append({"K": pt.pop("K"), "n": pt.pop("n"), "params": pt, "x": x})
+        return out
+
+
+def _positive(v):
+    return not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v) and v > 0
+
+
+#: Variant fields a control may set (the suite's departures, :class:`~sgpverify.suite.Variant`).
+_VARIANT_FIELDS = {f.name for f in dataclasses.fields(Variant)} - {"name"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Control:
+    """The negative control of a declared claim: the same ladder with ``method`` (another method),
+    ``setting`` (configuration overrides), ``step`` (another step rule) or any departure of the suite
+    (``debias=False``, ``extra_noise=99.0``, ``loss=0.1``, ...). The check must fail on it."""
+
+    name: str
+    description: str
+    method: Any = None
+    setting: dict = dataclasses.field(default_factory=dict)
+    step: Any = None
+    departure: dict = dataclasses.field(default_factory=dict)
+
+    def __init__(self, name: str, description: str, *, method=None, setting=None, step=None, **departure):
+        bad = sorted(set(departure) - _VARIANT_FIELDS)
+        if bad:
+            raise ValueError(f"control {name!r}: unknown departure {bad[0]!r} (one of {', '.join(sorted(_VARIANT_FIELDS))})")
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"control name must be a non-empty string, got {name!r}")
+        for k, v in dict(name=name, description=description, method=method, setting=dict(setting or {})).items():
+            object.__setattr__(self, k, v)
+        object.__setattr__(self, "step", step)
+        object.__setattr__(self, "departure", dict(departure))
+        if method is None and not setting and step is None and not departure:
+            raise ValueError(f"control {name!r} must change something: a method, a setting, a step or a departure")
+
+
+def _label(obj):
+    return obj if isinstance(obj, str) else getattr(obj, "name", None) or type(obj).__name__
+
+
+_METHODS = ("sgp", "dpsgd", "allreduce", "local-sgd", "push-diging")
+
+
+@dataclasses.dataclass(frozen=True)
+class Claim:
+    """A user's claim: statement, metric, prediction, ladder, method and negative control.
+
+    ``metric``: a name of :data:`METRICS` or ``callable(trace) -> (R,)`` values (one per replica).
+    ``method``: a built-in method's name or a :class:`~sgpverify.engine.methods.Method` object.
+    ``criterion``: how the verdict is decided; None writes the test's own rule.
+    """
+
+    name: str
+    statement: str
+    metric: Any
+    prediction: Exponent | Bound
+    ladder: Ladder
+    control: Control
+    method: Any = "sgp"
+    criterion: str | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name or any(c.isspace() for c in self.name):
+            raise ValueError(f"claim name must be a non-empty string without spaces, got {self.name!r}")
+        if not (callable(self.metric) or self.metric in METRICS):
+            raise ValueError(
+                f"claim {self.name!r}: metric must be one of {', '.join(METRICS)} or a callable(trace), "
+                f"got {self.metric!r}"
+            )
+        if not isinstance(self.prediction, (Exponent, Bound)):
+            raise ValueError(f"claim {self.name!r}: prediction must be exponent(...) or bound(...), got {self.prediction!r}")
+        if not isinstance(self.ladder, Ladder):
+            raise ValueError(f"claim {self.name!r}: ladder must be a Ladder, got {self.ladder!r}")
+        if not isinstance(self.control, Control):
+            raise ValueError(f"claim {self.name!r}: control must be a Control, got {self.control!r}")
+        for m in (self.method, self.control.method):
+            if isinstance(m, str) and m not in _METHODS:
+                raise ValueError(f"claim {self.name!r}: method must be one of {', '.join(_METHODS)} or a Method, got {m!r}")
+        if isinstance(self.prediction, Exponent) and self.prediction.in_ != self.ladder.axis:
+            raise ValueError(
+                f"claim {self.name!r}: exponent in_ must be the ladder's axis {self.ladder.axis!r}, "
+                f"got {self.prediction.in_!r}"
+            )
+        if self.metric == "tracking_error" and self.method != "push-diging" and isinstance(self.method, str):
+            raise ValueError(f"claim {self.name!r}: metric 'tracking_error' needs method 'push-diging', got {self.method!r}")
+
+    @property
+    def key(self) -> str:
+        """The experiment's key in the suite's data."""
+        return f"declared:{self.name}"
+
+    # ---------------------------------------------------------------- the suite's records
+
+    def register(self, source: str | None = None) -> None:
+        """Register this claim with the suite (its Claim record, Experiment row and, where its ladder is
+        the configuration's, the ladder settling extends). ``source``: the claims file, which a fresh
+        worker process loads; its digest keys the unit cache."""
+        if self.name in BY_NAME and self.key not in EXPERIMENTS:
+            raise ValueError(
+                f"claim name {self.name!r}{_where(source)} clashes with a check of the suite: choose another name"
+            )
+        if self.key in EXPERIMENTS:
+            raise ValueError(f"claim name {self.name!r}{_where(source)} is declared twice")
+        digest = None
+        if source is not None:
+            with open(source, "rb") as fh:
+                digest = hashlib.sha256(fh.read()).hexdigest()
+        exp = Experiment(self.key, self.run, cost=(1, 1), source=source, digest=digest)
+        record = SuiteClaim(
+            self.name,
+            self.statement,
+            (self.key,),
+            self._statistic(),
+            self.criterion or self._criterion(),
+            make_control(
+                self.control.name, self.control.description, (self.key,), **self.control.departure
+            ),
+            _Check(self, source),
+        )
+        register(record, exp)
+        if self.ladder.follows_config:
+            _settle.LADDER_FIELDS[self.key] = ("Ks", "rate_replicas")
+
+    def unregister(self) -> None:
+        """Remove this claim from the suite (tests; a second load of the same file)."""
+        unregister(self.name, self.key)
+        _settle.LADDER_FIELDS.pop(self.key, None)
+
+    def _statistic(self) -> str:
+        m = self.metric if isinstance(self.metric, str) else getattr(self.metric, "__name__", "a callable")
+        what = f"{m} of {_label(self.method)} per replica"
+        if isinstance(self.prediction, Exponent):
+            return f"extrapolated exponent in {self.prediction.in_} of the {what} (local slopes over the ladder)"
+        return f"the {what} against the declared bound at every point of the ladder (t interval over replicas)"
+
+    def _criterion(self) -> str:
+        p = self.prediction
+        if isinstance(p, Exponent):
+            return (
+                f"pass iff the interval of the extrapolated exponent lies in {p.words()}; fail iff outside"
+                + (" on the slow side (a bound: faster passes)" if p.bound_only else "")
+                + "; inconclusive otherwise (sgpverify.rates.test_exponent, the suite's level)"
+            )
+        return (
+            f"pass iff at every point the upper end of the interval of the mean is {p.words()}; fail iff at "
+            "some point its lower end exceeds it; inconclusive otherwise"
+        )
+
+    # ---------------------------------------------------------------- the experiment
+
+    def run(
+        self,
+        cfg: SuiteConfig,
+        seed: int,
+        variant: Variant = NONE,
+        progress: Callable[[str], None] | None = None,
+    ) -> dict[str, Any]:
+        """Every run of the ladder (under the control where ``variant`` is this claim's control)."""
+        ctl = self.control if variant != NONE and variant.name == self.control.name else None
+        c = dataclasses.replace(cfg, **self.ladder.setting) if self.ladder.setting else cfg
+        if ctl is not None and ctl.setting:
+            c = dataclasses.replace(c, **ctl.setting)
+        method = ctl.method if ctl is not None and ctl.method is not None else self.method
+        step = ctl.step if ctl is not None and ctl.step is not None else self.ladder.step
+        make_prob = resolve_problem(c.problem, c)
+        R = c.rate_replicas if self.ladder.replicas is None else self.ladder.replicas
+        runs = []
+        for pt in self.ladder.points(c):
+            K, n, params = pt["K"], pt["n"], pt["params"]
+            prob = make_prob(n, seed)
+            if variant.extra_noise or variant.shared_noise or variant.bias:
+                prob = Perturbed(prob, variant)
+            topo = self._topology(c, n, seed, params)
+            kw = {}
+            if method == "sgp":
+                topo = wrap_topology(topo, variant, seed)
+                kw = dict(tau=c.tau, delay=c.delay, debias=variant.debias)
+            gamma = _step(step, n, K, params)
+            if variant.step == "constant":
+                gamma = _step(step, n, min(p["K"] for p in self.ladder.points(c)), params)
+            tr = simulate(
+                prob,
+                topo,
+                step_size=gamma,
+                n_iter=K,
+                x0=np.full(prob.dim, c.x0),
+                replicas=R,
+                seed=seed if not c.noise_stream else np.random.SeedSequence([seed, c.noise_stream]),
+                record_every=1,
+                algorithm=method,
+                **kw,
+            ).check_finite()
+            f0 = np.asarray(tr.value, float).reshape(K + 1, -1)[0]
+            runs.append(
+                {
+                    "K": K,
+                    "n": n,
+                    "params": params,
+                    "x": pt["x"],
+                    "gamma": gamma,
+                    "values": measure(self.metric, tr, K),
+                    "f0": f0.tolist(),
+                    "constants": problem_constants(prob),
+                }
+            )
+            if progress:
+                progress(f"{self.name} {self.ladder.axis}={pt['x']}")
+        return {"claim": self.name, "method": _label(method), "axis": self.ladder.axis, "runs": runs}
+
+    def _topology(self, c, n, seed, params):
+        spec = self.ladder.topology
+        if spec is None:
+            spec = c.topologies[0]
+        if callable(spec) and not isinstance(spec, str):
+            return spec(n, seed, **params)
+        return resolve_topology(spec, c)(n, seed)
+
+
+def _step(step, n, K, params):
+    if step == "sqrt":
+        return math.sqrt(n / K)
+    if callable(step):
+        return float(step(n, K, **params))
+    return float(step)
+
+
+def _where(source):
+    return "" if source is None else f" (in {source})"
+
+
+# ---------------------------------------------------------------- the check
+
+
+class _Check:
+    """The check of a declared claim: ``(cfg, data) -> dict``. Its ``__name__`` leads the report to the
+    claims file (the suite's ``code`` column)."""
+
+    def __init__(self, claim: Claim, source: str | None):
+        self.claim = claim
+        where = os.path.relpath(source) if source else "declared in Python"
+        self.__name__ = f"{where} ({claim.name})"
+
+    def __call__(self, cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
+        got = data[self.claim.key]
+        runs = got["runs"]
+        p = self.claim.prediction
+        if isinstance(p, Exponent):
+            return _exponent_check(p, runs, got["method"])
+        return _bound_check(p, runs, got["method"])
+
+
+def _exponent_check(p: Exponent, runs: list[dict], method: str) -> dict[str, Any]:
+    x = np.array([float(r["x"]) for r in runs])
+    Y = np.array([r["values"] for r in runs], dtype=float).T  # (R, m)
+    predicted = f"{p.value:g} +- {p.band:g}"
+    bad = None
+    if Y.shape[0] < 2:
+        bad = "fewer than 2 replicas"
+    elif not np.all(np.isfinite(Y)):
+        bad = f"{int(np.count_nonzero(~np.isfinite(Y)))} values are not finite"
+    elif np.any(Y <= 0):
+        bad = f"{int(np.count_nonzero(Y <= 0))} of {Y.size} values are <= 0 (a power law is a slope of logs)"
+    if bad:
+        return dict(verdict="inconclusive", measured=f"not measured: {bad}", predicted=predicted, detail=bad)
+    t = rates.test_exponent(
+        x,
+        Y,
+        predicted=p.value,
+        delta=p.band,
+        omega=RATE_OMEGA,
+        confidence=level(),
+        bound_only=p.bound_only,
+        correction=RATE_CORRECTION if p.in_ == "K" else None,
+    )
+    means = Y.mean(axis=0)
+    return dict(
+        verdict=t.verdict,
+        measured=f"{method} {t.exponent:.3f} [{t.ci_low:.3f}, {t.ci_high:.3f}]",
+        predicted=predicted,
+        detail=f"{t}; local slopes "
+        + ", ".join(f"{s:.3f}" for s in t.local_slopes)
+        + f"; means by {p.in_} "
+        + ", ".join(f"{xi:g}: {m:.4g}" for xi, m in zip(x, means)),
+        extra={"exponent": t.exponent, "interval": [t.ci_low, t.ci_high], "test": t.to_dict()},
+    )
+
+
+def _bound_check(p: Bound, runs: list[dict], method: str) -> dict[str, Any]:
+    import sympy
+
+    q = level()
+    rows, verdicts = [], []
+    for r in runs:
+        v = np.asarray(r["values"], dtype=float)
+        c = r["constants"]
+        env = {"L": c["L"], "sigma2": c["sigma2"], "zeta2": c["zeta2"], "f_lower": c["f_lower"]}
+        env.update(K=r["K"], n=r["n"], gamma=r["gamma"], **r["params"])
+        env["Delta"] = float(np.mean(r["f0"])) - c["f_lower"]
+        free = {str(s) for s in p.expr.free_symbols} - set(env)
+        if free:
+            raise ValueError(f"bound uses unknown symbols {sorted(free)} (known: {', '.join(sorted(env))})")
+        B = float(p.expr.subs({sympy.Symbol(k): val for k, val in env.items()})) * (1 + p.rel)
+        m = float(v.mean())
+        se = float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else math.inf
+        tq = float(stats.t.ppf(0.5 + 0.5 * q, max(1, v.size - 1)))
+        lo, hi = m - tq * se, m + tq * se
+        verdicts.append("fail" if lo > B else "pass" if hi <= B else "inconclusive")
+        rows.append((r["x"], m, lo, hi, B))
+    verdict = "fail" if "fail" in verdicts else "inconclusive" if "inconclusive" in verdicts else "pass"
+    worst = max(rows, key=lambda row: row[1] / row[4] if row[4] > 0 else math.inf)
+    return dict(
+        verdict=verdict,
+        measured=f"{method} max mean / bound {worst[1] / worst[4]:.3g}",
+        predicted=p.words(),
+        detail="; ".join(f"x={x:g}: {m:.4g} [{lo:.4g}, {hi:.4g}] vs bound {B:.4g}" for x, m, lo, hi, B in rows),
+        extra={"ratios": [row[1] / row[4] for row in rows]},
+    )
