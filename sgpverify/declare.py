@@ -111,6 +111,7 @@ class Exponent:
     value: float
     band: float = RATE_DELTA
     bound_only: bool = False
+    omega: float = RATE_OMEGA
 
     def words(self) -> str:
         return f"{self.value:g} +- {self.band:g}"
@@ -133,16 +134,22 @@ class Bound:
 BOUND_SYMBOLS = ("L", "sigma2", "zeta2", "f_lower", "Delta", "K", "n", "gamma")
 
 
-def exponent(in_: str, value: float, band: float = RATE_DELTA, bound_only: bool = False) -> Exponent:
-    """An exponent prediction (see :class:`Exponent`)."""
+def exponent(
+    in_: str, value: float, band: float = RATE_DELTA, bound_only: bool = False, omega: float = RATE_OMEGA
+) -> Exponent:
+    """An exponent prediction (see :class:`Exponent`); ``omega``: the exponent of the correction the local
+    slopes carry (``x^-omega``: 1/2 for the rates in K of the paper's bounds, 1 for a polynomial
+    ``a x^p + b x^(p-1)``)."""
     if not isinstance(in_, str) or not in_:
         raise ValueError(f"exponent in_ must be 'K', 'n' or a ladder parameter's name, got {in_!r}")
-    for what, v in (("value", value), ("band", band)):
+    for what, v in (("value", value), ("band", band), ("omega", omega)):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
             raise ValueError(f"exponent {what} must be a finite number, got {v!r}")
     if band <= 0:
         raise ValueError(f"exponent band must be > 0, got {band!r}")
-    return Exponent(in_, float(value), float(band), bool(bound_only))
+    if omega <= 0:
+        raise ValueError(f"exponent omega must be > 0, got {omega!r}")
+    return Exponent(in_, float(value), float(band), bool(bound_only), float(omega))
 
 
 def bound(expr: Any, rel: float = 0.0) -> Bound:
@@ -150,7 +157,7 @@ def bound(expr: Any, rel: float = 0.0) -> Bound:
     import sympy
 
     try:
-        e = sympy.sympify(expr)
+        e = sympy.sympify(expr, locals={s: sympy.Symbol(s) for s in BOUND_SYMBOLS})
     except (sympy.SympifyError, TypeError) as exc:
         raise ValueError(f"bound expr must be a sympy expression, got {expr!r} ({exc})") from None
     if isinstance(rel, bool) or not isinstance(rel, (int, float)) or not rel >= 0:
@@ -259,6 +266,10 @@ class Control:
             raise ValueError(f"control {name!r}: unknown departure {bad[0]!r} (one of {', '.join(sorted(_VARIANT_FIELDS))})")
         if not isinstance(name, str) or not name:
             raise ValueError(f"control name must be a non-empty string, got {name!r}")
+        if step == "constant":  # the suite's departure: the step of K_min at every K
+            step, departure["step"] = None, "constant"
+        if step is not None and not (step == "sqrt" or callable(step) or _positive(step)):
+            raise ValueError(f"control {name!r}: step must be 'sqrt', 'constant', a number > 0 or f(n, K, **params), got {step!r}")
         for k, v in dict(name=name, description=description, method=method, setting=dict(setting or {})).items():
             object.__setattr__(self, k, v)
         object.__setattr__(self, "step", step)
@@ -470,7 +481,7 @@ class _Check:
 
     def __init__(self, claim: Claim, source: str | None):
         self.claim = claim
-        where = os.path.relpath(source) if source else "declared in Python"
+        where = source if source else "declared in Python"
         self.__name__ = f"{where} ({claim.name})"
 
     def __call__(self, cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
@@ -500,7 +511,7 @@ def _exponent_check(p: Exponent, runs: list[dict], method: str) -> dict[str, Any
         Y,
         predicted=p.value,
         delta=p.band,
-        omega=RATE_OMEGA,
+        omega=p.omega,
         confidence=level(),
         bound_only=p.bound_only,
         correction=RATE_CORRECTION if p.in_ == "K" else None,
