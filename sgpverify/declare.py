@@ -33,7 +33,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
-import os
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
@@ -208,9 +207,9 @@ class Ladder:
             raise ValueError(f"ladder step must be 'sqrt', a number > 0 or f(n, K, **params), got {self.step!r}")
         if self.topology is not None and not (callable(self.topology) or isinstance(self.topology, str)):
             raise ValueError(f"ladder topology must be a schedule name or f(n, seed, **params), got {self.topology!r}")
-        from .suite.config import _FIELDS  # the configuration's field names
+        from .suite.config import SuiteConfig
 
-        bad = sorted(set(self.setting) - _FIELDS)
+        bad = sorted(set(self.setting) - {f.name for f in dataclasses.fields(SuiteConfig)})
         if bad:
             raise ValueError(f"ladder setting must hold SuiteConfig fields, got {bad[0]!r}")
 
@@ -260,16 +259,29 @@ class Control:
     step: Any = None
     departure: dict = dataclasses.field(default_factory=dict)
 
-    def __init__(self, name: str, description: str, *, method=None, setting=None, step=None, **departure):
+    def __init__(
+        self,
+        name: str,
+        description: str,
+        *,
+        method: Any = None,
+        setting: dict | None = None,
+        step: Any = None,
+        **departure: Any,
+    ) -> None:
         bad = sorted(set(departure) - _VARIANT_FIELDS)
         if bad:
-            raise ValueError(f"control {name!r}: unknown departure {bad[0]!r} (one of {', '.join(sorted(_VARIANT_FIELDS))})")
+            raise ValueError(
+                f"control {name!r}: unknown departure {bad[0]!r} (one of {', '.join(sorted(_VARIANT_FIELDS))})"
+            )
         if not isinstance(name, str) or not name:
             raise ValueError(f"control name must be a non-empty string, got {name!r}")
         if step == "constant":  # the suite's departure: the step of K_min at every K
             step, departure["step"] = None, "constant"
         if step is not None and not (step == "sqrt" or callable(step) or _positive(step)):
-            raise ValueError(f"control {name!r}: step must be 'sqrt', 'constant', a number > 0 or f(n, K, **params), got {step!r}")
+            raise ValueError(
+                f"control {name!r}: step must be 'sqrt', 'constant', a number > 0 or f(n, K, **params), got {step!r}"
+            )
         for k, v in dict(name=name, description=description, method=method, setting=dict(setting or {})).items():
             object.__setattr__(self, k, v)
         object.__setattr__(self, "step", step)
@@ -312,21 +324,27 @@ class Claim:
                 f"got {self.metric!r}"
             )
         if not isinstance(self.prediction, (Exponent, Bound)):
-            raise ValueError(f"claim {self.name!r}: prediction must be exponent(...) or bound(...), got {self.prediction!r}")
+            raise ValueError(
+                f"claim {self.name!r}: prediction must be exponent(...) or bound(...), got {self.prediction!r}"
+            )
         if not isinstance(self.ladder, Ladder):
             raise ValueError(f"claim {self.name!r}: ladder must be a Ladder, got {self.ladder!r}")
         if not isinstance(self.control, Control):
             raise ValueError(f"claim {self.name!r}: control must be a Control, got {self.control!r}")
         for m in (self.method, self.control.method):
             if isinstance(m, str) and m not in _METHODS:
-                raise ValueError(f"claim {self.name!r}: method must be one of {', '.join(_METHODS)} or a Method, got {m!r}")
+                raise ValueError(
+                    f"claim {self.name!r}: method must be one of {', '.join(_METHODS)} or a Method, got {m!r}"
+                )
         if isinstance(self.prediction, Exponent) and self.prediction.in_ != self.ladder.axis:
             raise ValueError(
                 f"claim {self.name!r}: exponent in_ must be the ladder's axis {self.ladder.axis!r}, "
                 f"got {self.prediction.in_!r}"
             )
         if self.metric == "tracking_error" and self.method != "push-diging" and isinstance(self.method, str):
-            raise ValueError(f"claim {self.name!r}: metric 'tracking_error' needs method 'push-diging', got {self.method!r}")
+            raise ValueError(
+                f"claim {self.name!r}: metric 'tracking_error' needs method 'push-diging', got {self.method!r}"
+            )
 
     @property
     def key(self) -> str:
@@ -356,9 +374,7 @@ class Claim:
             (self.key,),
             self._statistic(),
             self.criterion or self._criterion(),
-            make_control(
-                self.control.name, self.control.description, (self.key,), **self.control.departure
-            ),
+            make_control(self.control.name, self.control.description, (self.key,), **self.control.departure),
             _Check(self, source),
         )
         register(record, exp)

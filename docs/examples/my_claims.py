@@ -7,7 +7,8 @@
 2. A consensus rate for Push-DIGing with noisy gradients and gamma ~ K^-1/2: O(1/K).
    Control: a constant step (the consensus does not decay).
 3. Koloskova et al. 2020 (ICML), Theorem 2: the consensus term of the rate grows like
-   gamma^2 (tau/p)^2 zeta^2 where heterogeneity dominates the noise (sigma = 0.1 here, zeta ~ 1). On the one-peer exponential graph (doubly stochastic:
+   gamma^2 (tau/p)^2 zeta^2 where heterogeneity dominates the noise
+   (sigma = 0.1 here, zeta ~ 1). On the one-peer exponential graph (doubly stochastic:
    push-sum weights stay 1) gossiping every H steps, a block of tau = H log2(n) steps averages
    exactly: p = 1 - ||W_{k,tau} - J||^2 = 1, checked below. So at a fixed step the consensus grows
    like H^2. Control: gamma = gamma_0 / H, which removes the growth.
@@ -62,7 +63,11 @@ CLAIMS = [
         metric="stationarity",
         prediction=declare.exponent("K", -1.0, band=0.05),
         ladder=declare.Ladder(
-            Ks=(256, 512, 1024, 2048), n=N, topology="exponential-irregular", replicas=4, step=0.05,
+            Ks=(256, 512, 1024, 2048),
+            n=N,
+            topology="exponential-irregular",
+            replicas=4,
+            step=0.05,
             setting={"sigma": 0.0, "x0": 1.0},
         ),
         control=declare.Control("sgp", "SGP with the same constant step (no gradient tracking)", method="sgp"),
@@ -74,7 +79,10 @@ CLAIMS = [
         metric="consensus",
         prediction=declare.exponent("K", -1.0),
         ladder=declare.Ladder(
-            Ks=(256, 512, 1024, 2048, 4096), n=N, topology="exponential-irregular", replicas=16,
+            Ks=(256, 512, 1024, 2048, 4096),
+            n=N,
+            topology="exponential-irregular",
+            replicas=16,
             step=lambda n, K: 0.25 * math.sqrt(n / K),
         ),
         control=declare.Control("constant-step", "gamma at K_min for every K", step="constant"),
@@ -87,7 +95,12 @@ CLAIMS = [
         metric="consensus",
         prediction=declare.exponent("H", 2.0, band=0.1, omega=1.0),
         ladder=declare.Ladder(
-            Ks=2048, n=N, params={"H": (1, 2, 4, 8, 16)}, topology=every_h, replicas=8, step=GAMMA,
+            Ks=2048,
+            n=N,
+            params={"H": (1, 2, 4, 8, 16)},
+            topology=every_h,
+            replicas=8,
+            step=GAMMA,
             setting={"sigma": 0.1, "x0": 1.0},
         ),
         control=declare.Control("step-over-H", "gamma = gamma_0 / H", step=lambda n, K, H: GAMMA / H),

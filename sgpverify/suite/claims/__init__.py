@@ -10,11 +10,12 @@ one place that orders them; adding a claim adds one line here. A user's claims
 from __future__ import annotations
 
 import runpy
+from typing import Any
 
 from ..experiments import EXPERIMENTS
 from . import bounds, comparisons, conservation, delays, exponents, problem, schedules, worstcase
 
-__all__ = ["CLAIMS", "CHECK_NAMES", "CRITERIA", "BY_NAME", "register", "unregister", "load_file"]
+__all__ = ["CLAIMS", "CHECK_NAMES", "CRITERIA", "BY_NAME", "register", "unregister", "load_file", "load_files"]
 
 CLAIMS = [
     problem.DECLARED_CONSTANTS,
@@ -46,7 +47,7 @@ CRITERIA = {c.name: c.criterion for c in CLAIMS}
 BY_NAME = {c.name: c for c in CLAIMS}
 
 
-def register(claim, experiment) -> None:
+def register(claim: Any, experiment: Any) -> None:
     """Add ``claim`` (a :class:`~sgpverify.suite.Claim`) and its ``experiment`` row after the others."""
     if claim.name in BY_NAME:
         raise ValueError(f"claim name {claim.name!r} is taken: choose another name")
@@ -99,3 +100,13 @@ def load_file(path: str) -> list:
             continue
         c.register(source=str(path))
     return list(got)
+
+
+def load_files(paths: list[str] | tuple[str, ...], only: list[str] | None = None) -> None:
+    """Register the claims of every file of ``paths`` (``verify --claims``), then check that each name
+    of ``only`` is a check (built in or declared). Errors name the file or the name (ValueError)."""
+    for path in paths:
+        load_file(path)
+    for name in only or ():
+        if name not in CHECK_NAMES:
+            raise ValueError(f"--only must name a check ({', '.join(CHECK_NAMES)}), got {name!r}")
