@@ -2,8 +2,9 @@
 
 A claims file (``sgpverify verify --claims FILE.py``) is a Python file that defines ``CLAIMS``, a
 list of :class:`Claim` objects. Each says what is measured (a metric of the run's trace), what it is
-predicted to do (:func:`exponent`: a power law in K, n or a parameter of the ladder, with a band; or
-:func:`bound`: an upper bound as a sympy expression in the problem's constants, K, n and gamma), on
+predicted to do (:func:`exponent`: a power law in K, n or a parameter of the ladder, with a band;
+:func:`bound`: an upper bound as a sympy expression in the problem's constants, K, n and gamma; or
+:func:`vanishes`: the metric reaches zero to round-off within the ladder in K), on
 which ladder of runs (:class:`Ladder`) and with which method, and its negative control
 (:class:`Control`: another method, or a setting under which the claim must fail).
 
@@ -36,13 +37,12 @@ import math
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
-from scipy import stats
 
-from . import rates
+from . import declared_checks
 from .engine import simulate
 from .suite import settle as _settle
 from .suite.claims import BY_NAME, register, unregister
-from .suite.criteria import RATE_CORRECTION, RATE_DELTA, RATE_OMEGA, level
+from .suite.criteria import RATE_DELTA, RATE_OMEGA
 from .suite.departures import NONE, Perturbed, Variant, wrap_topology
 from .suite.experiments import EXPERIMENTS, Experiment
 from .suite.records import Claim as SuiteClaim
@@ -53,7 +53,19 @@ from .suite.setting import resolve_problem, resolve_topology
 if TYPE_CHECKING:
     from .suite.config import SuiteConfig
 
-__all__ = ["Claim", "Ladder", "Control", "Exponent", "Bound", "exponent", "bound", "METRICS", "measure"]
+__all__ = [
+    "Claim",
+    "Ladder",
+    "Control",
+    "Exponent",
+    "Bound",
+    "Vanishes",
+    "exponent",
+    "bound",
+    "vanishes",
+    "METRICS",
+    "measure",
+]
 
 
 def _series(tr, name: str, K: int) -> np.ndarray:
@@ -110,7 +122,7 @@ class Exponent:
     value: float
     band: float = RATE_DELTA
     bound_only: bool = False
-    omega: float = RATE_OMEGA
+    omega: float | tuple[float, ...] = RATE_OMEGA
 
     def words(self) -> str:
         return f"{self.value:g} +- {self.band:g}"
@@ -128,27 +140,36 @@ class Bound:
         return f"<= {self.expr}" + (f" (1 + {self.rel:g})" if self.rel else "")
 
 
-#: The symbols a bound may use (besides the ladder's parameters): the problem's declared constants,
-#: Delta = f(xbar^0) - f_lower (per replica), and the run's K, n, gamma.
-BOUND_SYMBOLS = ("L", "sigma2", "zeta2", "f_lower", "Delta", "K", "n", "gamma")
+#: The symbols a bound (or a tolerance of :func:`vanishes`) may use besides the ladder's parameters: the
+#: problem's declared constants, Delta = f(xbar^0) - f_lower (mean over replicas), G0 = ||grad f(xbar^0)||^2
+#: (mean over replicas), the run's K, n, gamma, the dimension d and eps, the unit round-off of float64.
+BOUND_SYMBOLS = ("L", "sigma2", "zeta2", "f_lower", "Delta", "G0", "K", "n", "gamma", "d", "eps")
 
 
 def exponent(
-    in_: str, value: float, band: float = RATE_DELTA, bound_only: bool = False, omega: float = RATE_OMEGA
+    in_: str,
+    value: float,
+    band: float = RATE_DELTA,
+    bound_only: bool = False,
+    omega: float | tuple[float, ...] = RATE_OMEGA,
 ) -> Exponent:
     """An exponent prediction (see :class:`Exponent`); ``omega``: the exponent of the correction the local
     slopes carry (``x^-omega``: 1/2 for the rates in K of the paper's bounds, 1 for a polynomial
-    ``a x^p + b x^(p-1)``)."""
+    ``a x^p + b x^(p-1)``), or a tuple of them (``(1, 2)`` for ``a x^p + b x^(p-1) + c x^(p-2)``)."""
     if not isinstance(in_, str) or not in_:
         raise ValueError(f"exponent in_ must be 'K', 'n' or a ladder parameter's name, got {in_!r}")
-    for what, v in (("value", value), ("band", band), ("omega", omega)):
+    omegas = tuple(omega) if isinstance(omega, (tuple, list)) else (omega,)
+    if not omegas:
+        raise ValueError("exponent omega must be a number > 0 or a non-empty tuple of them, got ()")
+    for what, v in (("value", value), ("band", band)) + tuple(("omega", o) for o in omegas):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
             raise ValueError(f"exponent {what} must be a finite number, got {v!r}")
     if band <= 0:
         raise ValueError(f"exponent band must be > 0, got {band!r}")
-    if omega <= 0:
+    if min(omegas) <= 0:
         raise ValueError(f"exponent omega must be > 0, got {omega!r}")
-    return Exponent(in_, float(value), float(band), bool(bound_only), float(omega))
+    om = float(omegas[0]) if len(omegas) == 1 else tuple(float(o) for o in omegas)
+    return Exponent(in_, float(value), float(band), bool(bound_only), om)
 
 
 def bound(expr: Any, rel: float = 0.0) -> Bound:
@@ -162,6 +183,33 @@ def bound(expr: Any, rel: float = 0.0) -> Bound:
     if isinstance(rel, bool) or not isinstance(rel, (int, float)) or not rel >= 0:
         raise ValueError(f"bound rel must be a number >= 0, got {rel!r}")
     return Bound(e, float(rel))
+
+
+@dataclasses.dataclass(frozen=True)
+class Vanishes:
+    """Prediction: the metric goes to zero to round-off as K grows -- at the ladder's largest K it is
+    ``<= tol`` (a sympy expression in :data:`BOUND_SYMBOLS`, e.g. ``(n*d*eps)**2 * G0``). ``stall``: a
+    rung over which the mean falls by less than this fraction is a floor (see :func:`vanishes`)."""
+
+    tol: Any
+    stall: float = 0.1
+
+    def words(self) -> str:
+        return f"-> 0: <= {self.tol} at the largest K"
+
+
+def vanishes(tol: Any, stall: float = 0.1) -> Vanishes:
+    """A limit prediction (see :class:`Vanishes`): the metric reaches zero to round-off on the ladder in K.
+
+    Pass iff at the largest K the upper end of the interval of the mean is ``<= tol``; fail iff there
+    its lower end is ``> tol`` and the metric has stalled -- the lower end at the largest K is at least
+    ``(1 - stall)`` times the upper end at the rung before (a floor above the tolerance); inconclusive
+    otherwise (still falling: a longer ladder would settle it). With identical replicas (exact
+    gradients) the interval is the value itself: the comparison is exact, as the claim is."""
+    e = bound(tol).expr
+    if isinstance(stall, bool) or not isinstance(stall, (int, float)) or not 0 < stall < 1:
+        raise ValueError(f"vanishes stall must be a number in (0, 1), got {stall!r}")
+    return Vanishes(e, float(stall))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -323,9 +371,10 @@ class Claim:
                 f"claim {self.name!r}: metric must be one of {', '.join(METRICS)} or a callable(trace), "
                 f"got {self.metric!r}"
             )
-        if not isinstance(self.prediction, (Exponent, Bound)):
+        if not isinstance(self.prediction, (Exponent, Bound, Vanishes)):
             raise ValueError(
-                f"claim {self.name!r}: prediction must be exponent(...) or bound(...), got {self.prediction!r}"
+                f"claim {self.name!r}: prediction must be exponent(...), bound(...) or vanishes(...), "
+                f"got {self.prediction!r}"
             )
         if not isinstance(self.ladder, Ladder):
             raise ValueError(f"claim {self.name!r}: ladder must be a Ladder, got {self.ladder!r}")
@@ -340,6 +389,11 @@ class Claim:
             raise ValueError(
                 f"claim {self.name!r}: exponent in_ must be the ladder's axis {self.ladder.axis!r}, "
                 f"got {self.prediction.in_!r}"
+            )
+        if isinstance(self.prediction, Vanishes) and self.ladder.axis != "K":
+            raise ValueError(
+                f"claim {self.name!r}: vanishes(...) is a limit in K: the ladder must vary Ks, "
+                f"got axis {self.ladder.axis!r}"
             )
         if self.metric == "tracking_error" and self.method != "push-diging" and isinstance(self.method, str):
             raise ValueError(
@@ -391,6 +445,8 @@ class Claim:
         what = f"{m} of {_label(self.method)} per replica"
         if isinstance(self.prediction, Exponent):
             return f"extrapolated exponent in {self.prediction.in_} of the {what} (local slopes over the ladder)"
+        if isinstance(self.prediction, Vanishes):
+            return f"the {what} at the largest K against the round-off tolerance (t interval over replicas)"
         return f"the {what} against the declared bound at every point of the ladder (t interval over replicas)"
 
     def _criterion(self) -> str:
@@ -399,7 +455,14 @@ class Claim:
             return (
                 f"pass iff the interval of the extrapolated exponent lies in {p.words()}; fail iff outside"
                 + (" on the slow side (a bound: faster passes)" if p.bound_only else "")
-                + "; inconclusive otherwise (sgpverify.rates.test_exponent, the suite's level)"
+                + "; inconclusive otherwise, or where the replicas agree to round-off "
+                "(sgpverify.rates.test_exponent, the suite's level)"
+            )
+        if isinstance(p, Vanishes):
+            return (
+                f"pass iff at the largest K the upper end of the interval of the mean is <= {p.tol}; fail iff "
+                f"its lower end there is > {p.tol} and it fell by less than {p.stall:g} of the rung before "
+                "(a floor); inconclusive otherwise"
             )
         return (
             f"pass iff at every point the upper end of the interval of the mean is {p.words()}; fail iff at "
@@ -451,6 +514,7 @@ class Claim:
                 **kw,
             ).check_finite()
             f0 = np.asarray(tr.value, float).reshape(K + 1, -1)[0]
+            g0 = np.asarray(tr.grad_norm_sq, float).reshape(K + 1, -1)[0]
             runs.append(
                 {
                     "K": K,
@@ -460,6 +524,8 @@ class Claim:
                     "gamma": gamma,
                     "values": measure(self.metric, tr, K),
                     "f0": f0.tolist(),
+                    "g0": g0.tolist(),
+                    "d": int(prob.dim),
                     "constants": problem_constants(prob),
                 }
             )
@@ -505,73 +571,7 @@ class _Check:
         runs = got["runs"]
         p = self.claim.prediction
         if isinstance(p, Exponent):
-            return _exponent_check(p, runs, got["method"])
-        return _bound_check(p, runs, got["method"])
-
-
-def _exponent_check(p: Exponent, runs: list[dict], method: str) -> dict[str, Any]:
-    x = np.array([float(r["x"]) for r in runs])
-    Y = np.array([r["values"] for r in runs], dtype=float).T  # (R, m)
-    predicted = f"{p.value:g} +- {p.band:g}"
-    bad = None
-    if Y.shape[0] < 2:
-        bad = "fewer than 2 replicas"
-    elif not np.all(np.isfinite(Y)):
-        bad = f"{int(np.count_nonzero(~np.isfinite(Y)))} values are not finite"
-    elif np.any(Y <= 0):
-        bad = f"{int(np.count_nonzero(Y <= 0))} of {Y.size} values are <= 0 (a power law is a slope of logs)"
-    if bad:
-        return dict(verdict="inconclusive", measured=f"not measured: {bad}", predicted=predicted, detail=bad)
-    t = rates.test_exponent(
-        x,
-        Y,
-        predicted=p.value,
-        delta=p.band,
-        omega=p.omega,
-        confidence=level(),
-        bound_only=p.bound_only,
-        correction=RATE_CORRECTION if p.in_ == "K" else None,
-    )
-    means = Y.mean(axis=0)
-    return dict(
-        verdict=t.verdict,
-        measured=f"{method} {t.exponent:.3f} [{t.ci_low:.3f}, {t.ci_high:.3f}]",
-        predicted=predicted,
-        detail=f"{t}; local slopes "
-        + ", ".join(f"{s:.3f}" for s in t.local_slopes)
-        + f"; means by {p.in_} "
-        + ", ".join(f"{xi:g}: {m:.4g}" for xi, m in zip(x, means)),
-        extra={"exponent": t.exponent, "interval": [t.ci_low, t.ci_high], "test": t.to_dict()},
-    )
-
-
-def _bound_check(p: Bound, runs: list[dict], method: str) -> dict[str, Any]:
-    import sympy
-
-    q = level()
-    rows, verdicts = [], []
-    for r in runs:
-        v = np.asarray(r["values"], dtype=float)
-        c = r["constants"]
-        env = {"L": c["L"], "sigma2": c["sigma2"], "zeta2": c["zeta2"], "f_lower": c["f_lower"]}
-        env.update(K=r["K"], n=r["n"], gamma=r["gamma"], **r["params"])
-        env["Delta"] = float(np.mean(r["f0"])) - c["f_lower"]
-        free = {str(s) for s in p.expr.free_symbols} - set(env)
-        if free:
-            raise ValueError(f"bound uses unknown symbols {sorted(free)} (known: {', '.join(sorted(env))})")
-        B = float(p.expr.subs({sympy.Symbol(k): val for k, val in env.items()})) * (1 + p.rel)
-        m = float(v.mean())
-        se = float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else math.inf
-        tq = float(stats.t.ppf(0.5 + 0.5 * q, max(1, v.size - 1)))
-        lo, hi = m - tq * se, m + tq * se
-        verdicts.append("fail" if lo > B else "pass" if hi <= B else "inconclusive")
-        rows.append((r["x"], m, lo, hi, B))
-    verdict = "fail" if "fail" in verdicts else "inconclusive" if "inconclusive" in verdicts else "pass"
-    worst = max(rows, key=lambda row: row[1] / row[4] if row[4] > 0 else math.inf)
-    return dict(
-        verdict=verdict,
-        measured=f"{method} max mean / bound {worst[1] / worst[4]:.3g}",
-        predicted=p.words(),
-        detail="; ".join(f"x={x:g}: {m:.4g} [{lo:.4g}, {hi:.4g}] vs bound {B:.4g}" for x, m, lo, hi, B in rows),
-        extra={"ratios": [row[1] / row[4] for row in rows]},
-    )
+            return declared_checks.exponent_check(p, runs, got["method"])
+        if isinstance(p, Vanishes):
+            return declared_checks.vanishes_check(p, runs, got["method"])
+        return declared_checks.bound_check(p, runs, got["method"])
