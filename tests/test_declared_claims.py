@@ -172,3 +172,96 @@ def test_cli_bad_file_exits_2(tmp_path, capsys, text, match):
 def test_cli_only_unknown_exits_2(tmp_path, capsys):
     rc = main(["verify", "--quick", "--only", "nope", "--no-cache", "--out", str(tmp_path / "o")])
     assert rc == 2 and "--only must name a check" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- noise-free claims
+
+EXACT = dict(Ks=(512, 1024, 2048, 4096), n=16, topology="exponential-irregular", replicas=3, step=0.05)
+EXACT_SETTING = {"sigma": 0.0, "x0": 1.0, "d": 4}
+ROUND_OFF = declare.vanishes("K * (n*eps)**2 * (G0 + zeta2)")
+
+
+def _exact_claim(name, method="push-diging", prediction=ROUND_OFF, metric="final_stationarity", **ladder):
+    return declare.Claim(
+        name=name,
+        statement="exact gradients, constant step: ||grad f(xbar^K)||^2 -> 0 to round-off",
+        method=method,
+        metric=metric,
+        prediction=prediction,
+        ladder=declare.Ladder(**{**EXACT, "setting": EXACT_SETTING, **ladder}),
+        control=declare.Control("sgp", "SGP, same step", method="sgp"),
+    )
+
+
+@pytest.mark.slow
+def test_vanishes_passes_for_tracking_and_its_control_sgp_fails(registered):
+    """Push-DIGing reaches round-off (the built-in test_methods criterion, 1e-20, is looser than the
+    tolerance here: K (n eps)^2 (G0 + zeta2) ~ 1e-25); SGP at the same step stalls at a floor ~ 1e-6."""
+    registered(_exact_claim("t-exact"))
+    res, chk = _run("t-exact")
+    assert chk.verdict == "pass", chk.detail
+    assert chk.extra["final"] <= 1e-20 and chk.extra["tolerance"] <= 1e-20
+    assert chk.control["detected"], chk.control
+    registered(_exact_claim("t-exact-sgp", method="sgp"))
+    _, chk = _run("t-exact-sgp")
+    assert chk.verdict == "fail" and chk.extra["stalled"], chk.detail
+
+
+def test_vanishes_too_short_a_ladder_is_inconclusive(registered):
+    """Still falling, above the tolerance at the largest K: no verdict but 'longer ladder'."""
+    registered(_exact_claim("t-exact-short", Ks=(256, 512, 1024)))
+    _, chk = _run("t-exact-short")
+    assert chk.verdict == "inconclusive" and "still falling" in chk.detail, chk.detail
+
+
+def test_exponent_of_identical_replicas_is_refused(registered):
+    """Exact gradients: every replica is the same computation; the exponent test is not run (a zero-width
+    interval would weigh the extrapolation's model error against no spread)."""
+    registered(_exact_claim("t-exact-exponent", prediction=declare.exponent("K", -1.0), metric="stationarity"))
+    _, chk = _run("t-exact-exponent")
+    assert chk.verdict == "inconclusive", chk.detail
+    assert "agree to round-off" in chk.detail and chk.extra.get("deterministic"), chk.detail
+
+
+def test_deterministic_threshold():
+    from sgpverify.declared_checks import DETERMINISTIC_SPREAD, deterministic
+
+    base = np.array([[1.0, 1e-28, 3.0]] * 4)
+    assert deterministic(base)
+    near = base.copy()
+    near[0] *= 1 + DETERMINISTIC_SPREAD / 2  # a last-bits difference
+    assert deterministic(near)
+    noisy = base.copy()
+    noisy[0, 1] *= 1 + 1e-6  # one point differs by far more than round-off
+    assert not deterministic(noisy)
+
+
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda: declare.vanishes("K * eps", stall=1.0), "vanishes stall must be a number in"),
+        (lambda: declare.vanishes("K *"), "bound expr must be a sympy expression"),
+        (lambda: declare.exponent("K", -1.0, omega=()), "exponent omega must be a number > 0 or a non-empty"),
+        (lambda: declare.exponent("K", -1.0, omega=(1.0, -2.0)), "exponent omega must be > 0"),
+        (
+            lambda: _exact_claim("t-v", Ks=1024, params={"H": (1, 2)}),
+            "vanishes\\(...\\) is a limit in K: the ladder must vary Ks, got axis 'H'",
+        ),
+    ],
+)
+def test_vanishes_and_omega_errors(make, match):
+    with pytest.raises(ValueError, match=match):
+        make()
+
+
+def test_exponent_omega_tuple_reaches_the_test():
+    """An omega tuple is the test's model x^-1 + x^-2: a polynomial law is extrapolated exactly."""
+    from sgpverify.declared_checks import exponent_check
+
+    H = np.array([1.0, 2, 4, 8, 16, 32])
+    rng = np.random.default_rng(0)
+    Y = (3 * H**2 + 2 * H + 1) * np.exp(0.01 * rng.standard_normal((8, H.size)))
+    runs = [{"x": h, "values": list(Y[:, j])} for j, h in enumerate(H)]
+    got = exponent_check(declare.exponent("H", 2.0, band=0.1, omega=(1.0, 2.0)), runs, "m")
+    assert got["verdict"] == "pass", got["detail"]
+    assert got["extra"]["test"]["omega"] == [1.0, 2.0], got["extra"]["test"]
