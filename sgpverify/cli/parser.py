@@ -418,9 +418,15 @@ def _add_verify(sub):
     v.add_argument(
         "--only",
         action="append",
-        choices=CHECK_NAMES,
         metavar="CHECK",
-        help="run only this check (repeatable): " + ", ".join(CHECK_NAMES),
+        help="run only this check (repeatable): " + ", ".join(CHECK_NAMES) + ", or a claim of a --claims file",
+    )
+    v.add_argument(
+        "--claims",
+        action="append",
+        metavar="FILE.py",
+        help="also check the claims a Python file declares (its CLAIMS, sgpverify.declare; repeatable); they run "
+        "beside the built-in checks, through the same tests, controls, settling and report (--only narrows)",
     )
     _int(
         v,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 from ..sweep import Unit, UnitCache, connect, run_units, unit_key
 from ..usercode import user_error
 from ..validation import check_float, check_int
-from .claims import CHECK_NAMES, CLAIMS
+from .claims import CHECK_NAMES, CLAIMS, load_file
 from .config import PRESETS, QUICK, SuiteConfig, config_from_dict, validate_config
 from .departures import NONE, Variant
 from .experiments import EXPERIMENTS, needs_of, run_experiments
@@ -135,10 +135,15 @@ def control_data(key: str, main: dict, ctl: dict) -> dict:
     return complete(main, ctl)
 
 
-def run_unit(cfg: SuiteConfig, seed: int, key: str, variant: Variant, needed: dict | None) -> dict:
+def run_unit(
+    cfg: SuiteConfig, seed: int, key: str, variant: Variant, needed: dict | None, source: str | None = None
+) -> dict:
     """One independent unit of work: experiment ``key`` under ``variant`` (``needed``: the main
     data of the experiments it needs, or None). Deterministic in (cfg, seed, key, variant), so any
-    executor gives the same bits; module-level, so picklable."""
+    executor gives the same bits; module-level, so picklable. ``source``: the claims file that
+    declares the experiment, loaded first where this process has not (a fresh worker)."""
+    if source is not None and key not in EXPERIMENTS:
+        load_file(source)
     try:
         return run_experiments(cfg, seed, (key,), variant, None, base=needed)[key]
     except Exception as exc:  # named as the user's where it was raised in their code (crosses processes whole)
@@ -197,21 +202,23 @@ def suite_unit(
     (None without a cache, or when the user's code in the setting is not pinned by a file)."""
 
     key = None
+    exp = EXPERIMENTS[k]
     if cache is not None and setting is not None:
+        identity = {
+            "kind": "verify",
+            "config": config.to_dict(),
+            "setting": setting,
+            "seed": seed,
+            "experiment": k,
+            "variant": dataclasses.asdict(v),
+        }
+        if exp.source is not None:  # a declared claim: its file's code is the user's, not in our source hash
+            identity["declared"] = exp.digest
         try:
-            key = unit_key(
-                {
-                    "kind": "verify",
-                    "config": config.to_dict(),
-                    "setting": setting,
-                    "seed": seed,
-                    "experiment": k,
-                    "variant": dataclasses.asdict(v),
-                }
-            )
+            key = unit_key(identity)
         except TypeError:  # a setting value that is not JSON: not cached
             key = None
-    return Unit(f"{k} ({v.name})", run_unit, (config, seed, k, v, needed), key)
+    return Unit(f"{k} ({v.name})", run_unit, (config, seed, k, v, needed, exp.source), key)
 
 
 def run_suite(

@@ -83,6 +83,11 @@ class Experiment:
     always : bool
         Run even when no chosen claim needs it: the data of a figure (the weights), or what every
         claim consults (the declared constants: a check that uses a refuted one is inconclusive).
+    source : str, optional
+        The claims file that declares it (:mod:`sgpverify.declare`): a fresh worker process loads
+        it before running the unit. None for the built-in experiments.
+    digest : str, optional
+        SHA-256 of ``source``: part of the unit cache's key, so an edited claims file reruns.
     """
 
     key: str
@@ -93,6 +98,8 @@ class Experiment:
     runs: Callable[[dict], list] | None = None
     complete_control: Callable[[dict, dict], dict] | None = None
     always: bool = False
+    source: str | None = None
+    digest: str | None = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> dict:
         return self.run(*args, **kwargs)
