@@ -177,6 +177,46 @@ class Trace:
         return out
 
 
+#: Entries per block of :func:`consensus_large` (512 KB temporaries, cache-resident).
+_CONSENSUS_BLOCK = 1 << 16
+
+
+def consensus_large(Z: np.ndarray, xbar: np.ndarray) -> np.ndarray:
+    """:func:`sgpverify.metrics.consensus` of Z (n, R, d) and xbar (R, d), the same bits, faster
+    for a short last axis (1 < d < 8).
+
+    numpy sums a last axis shorter than 8 entry after entry (``((a0 + a1) + a2) + ...``), one
+    short inner loop per node and replica: about 20 ns each, 40 ms at n = 10^6. The same sums
+    column by column run over whole blocks. Whether they give numpy's bits is checked on the
+    first block (numpy's own sum beside them); if not, numpy's sum is used throughout."""
+    n, R, d = Z.shape
+    if not 1 < d < 8:
+        return metrics.consensus(Z, xbar)
+    per = max(1, _CONSENSUS_BLOCK // (R * d))
+    sq = np.empty((n, R))
+    D = np.empty((min(per, n), R, d))
+    by_columns = True
+    for a in range(0, n, per):
+        b = min(a + per, n)
+        Db = D[: b - a]
+        np.subtract(Z[a:b], xbar, out=Db)
+        Db *= Db
+        out = sq[a:b]
+        if by_columns:
+            np.add(Db[..., 0], Db[..., 1], out=out)
+            for c in range(2, d):
+                out += Db[..., c]
+            if a == 0:
+                by_columns = np.array_equal(out, Db.sum(axis=-1))
+                if not by_columns:
+                    out[...] = Db.sum(axis=-1)
+        else:
+            np.sum(Db, axis=-1, out=out)
+    if R == 1 and n > 1:  # metrics' node-after-node sum of one column
+        return np.add.accumulate(sq[:, 0])[-1:] / n
+    return sq.sum(axis=0) / n
+
+
 #: Records whose metric arithmetic is deferred and done at once (see :class:`Recorder`):
 #: as many as fit in this many elements (512 KB), when at least 4 do.
 DEFER_ELEMS = 1 << 16
@@ -336,7 +376,7 @@ class Recorder:
                 self.abuf[j] = applied
         else:
             xbar = tot / n  # (R, d)
-            ser["consensus"][i] = metrics.consensus(Zr, xbar)
+            ser["consensus"][i] = consensus_large(Zr, xbar)
             ser["grad_norm_sq"][i] = np.sum(np.asarray(problem.full_grad(xbar), dtype=float) ** 2, axis=-1)
             if track_mass:
                 ser["mass_error"][i] = np.max(np.abs(tot - (self.mass0 - self.gamma * applied)), axis=-1)
