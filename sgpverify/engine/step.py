@@ -106,6 +106,8 @@ class Stepper:
         compiled = push and not send_before_step and kernels.enabled(X.size * max(n_iter, 1))
         self.fused = _Fused(n, R * d, X.size >= BLAS_MIN, mixer.cacheable) if compiled and tau == 0 else None
         self.fused_delayed = compiled and tau > 0
+        # the records' node sums of large states through the compiled kernel too (the same bits)
+        self.compiled_sums = compiled and X.size >= BLAS_MIN
         self.z_ready = False  # Z = X / w already written for this step (by the fused step)
 
     def direction(self, k: int) -> np.ndarray:
@@ -411,11 +413,14 @@ class _Fused:
                 _track(applied, G, ones, st, k, gamma, problem, w_low)
         # the weights first (they do not depend on X): the kernel can then de-bias
         w_old = st.w
-        edges, csr = split.edges, split.csr
-        gossip_weights(st, split, lambda w, out: kernels.Step.weights(w, split.diag, edges, csr, out))
+        gossip_weights(st, split, lambda w, out: kernels.Step.weights(w, split.diag, split.edges, split.csr, out))
         z_out = Z is not None and not st.w_ones
         out = st.inbox[0]
         X2 = X.reshape(n, -1)
+        if split.shift is not None and not z_out and X2.shape[1] <= kernels.SHORT:
+            self.k.shift(X2, G.reshape(n, -1), a, split.shift, out.reshape(n, -1), msum)
+            return self._finish(st, X, out, msum, applied, w_old, G, k, gamma, problem, w_low, z_out)
+        edges, csr = split.edges, split.csr
         rows = None
         if edges is not None and not self.k.sends(edges, X2.shape[1]):
             rows = split.rows
@@ -437,6 +442,10 @@ class _Fused:
             X.shape[2],
             rows=rows,
         )
+        return self._finish(st, X, out, msum, applied, w_old, G, k, gamma, problem, w_low, z_out)
+
+    @staticmethod
+    def _finish(st, X, out, msum, applied, w_old, G, k, gamma, problem, w_low, z_out):
         if msum is not None:  # _track's large branch: applied += the node-by-node sum
             applied += msum.reshape(applied.shape)
             if not math.isfinite(np.add.reduce(applied, axis=None)):  # the state the numpy path inspects

@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import metrics
 from ..errors import SimulationDivergedError
+from . import kernels
 from .step import check_finite
 from .step import debias as debias_into
 
@@ -203,9 +204,7 @@ def consensus_large(Z: np.ndarray, xbar: np.ndarray) -> np.ndarray:
         Db *= Db
         out = sq[a:b]
         if by_columns:
-            np.add(Db[..., 0], Db[..., 1], out=out)
-            for c in range(2, d):
-                out += Db[..., c]
+            _sum_columns(Db, out)
             if a == 0:
                 by_columns = np.array_equal(out, Db.sum(axis=-1))
                 if not by_columns:
@@ -215,6 +214,13 @@ def consensus_large(Z: np.ndarray, xbar: np.ndarray) -> np.ndarray:
     if R == 1 and n > 1:  # metrics' node-after-node sum of one column
         return np.add.accumulate(sq[:, 0])[-1:] / n
     return sq.sum(axis=0) / n
+
+
+def _sum_columns(D: np.ndarray, out: np.ndarray) -> None:
+    """``out = ((D[..., 0] + D[..., 1]) + D[..., 2]) + ...``: the last axis, entry after entry."""
+    np.add(D[..., 0], D[..., 1], out=out)
+    for c in range(2, D.shape[-1]):
+        out += D[..., c]
 
 
 #: Records whose metric arithmetic is deferred and done at once (see :class:`Recorder`):
@@ -336,8 +342,15 @@ class Recorder:
                 self.flush()
             j = pending[1]
             pending[1] += 1
+        extremes = None  # (max, min) of X when the compiled node sum gave them
         if not self.plain_sum:
             tot = metrics.total(X, st.inbox if in_flight else ())
+        elif stepper.compiled_sums:  # large states: one compiled pass, the same sum, and max and min
+            tot = tbuf[j] if j >= 0 and track_mass else np.empty((R, X.shape[2]))
+            extremes = kernels.node_sum(X.reshape(n, -1), tot.reshape(-1))
+            if in_flight:
+                for B in st.inbox:
+                    tot += np.add.reduce(B, axis=0)
         else:  # metrics.total without the detour: the state, then each slot in flight
             tot = np.add.reduce(X, axis=0, out=tbuf[j] if j >= 0 and track_mass else None)
             if in_flight:
@@ -357,8 +370,9 @@ class Recorder:
         if not math.isfinite(np.add.reduce(tot, axis=None) if w_ones else tot.sum() + tot_w.sum()):
             check_finite(X, w, k, self.gamma, problem, self.last_record, stepper.w_low)
         self.last_record = k
-        if track_mass:
-            self.state_max = max(self.state_max, float(X.max()), -float(X.min()))
+        if track_mass:  # X is finite here
+            hi, lo = (X.max(), X.min()) if extremes is None else extremes
+            self.state_max = max(self.state_max, float(hi), -float(lo))
         if w_ones or not self.debias:  # x / 1 is x, bit for bit; the broken variant outputs x itself
             Zr = X
         else:
