@@ -317,7 +317,7 @@ def _shift_py(X, G, a, o, out, msum, T):
 
 
 def _node_sum_py(X, out, T):
-    """out = the node-by-node sum of X (n, m) (numpy's axis-0 sum: ``x_0 + x_1 + ...``), in one
+    """out = the node-by-node sum of X (n, m) (numpy's axis-0 sum: ``0 + x_0 + x_1 + ...``), in one
     pass that also returns the largest and the smallest entry; T: :func:`_length` of m."""
     n, m = X.shape
     if len(T) > 0:
@@ -325,12 +325,11 @@ def _node_sum_py(X, out, T):
     hi = X[0, 0]
     lo = X[0, 0]
     for c in range(m):
-        out[c] = X[0, c]
+        out[c] = 0.0  # numpy's sum starts from its identity: a column of -0.0 sums to +0.0
     for i in range(n):
         for c in range(m):
             v = X[i, c]
-            if i > 0:
-                out[c] += v
+            out[c] += v
             if v > hi:
                 hi = v
             if v < lo:

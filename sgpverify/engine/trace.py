@@ -11,7 +11,7 @@ import numpy as np
 from .. import metrics
 from ..errors import SimulationDivergedError
 from . import kernels
-from .step import check_finite
+from .step import BLAS_MIN, check_finite, sum_rows
 from .step import debias as debias_into
 
 if TYPE_CHECKING:
@@ -295,10 +295,16 @@ class Recorder:
         else:
             chunk = 0
         self.chunk = chunk
+        # the numerators of the records in the buffers, for state_max (max |x|, taken at the flush):
+        # in zbuf while the records' z is x (weights 1, or no de-biasing: a prefix of the run),
+        # then in xsbuf (made when first needed)
+        self.x_in_z = 0  # records of the buffers whose x is in zbuf (they come first)
+        self.xsbuf = None
         self.pending = [0, 0]  # first record and number of records in the buffers
         self.ones_records = 0  # records 0.. while every weight was exactly 1: filled at the end
         # the node sum without a Python detour when it is numpy's row-by-row sum (metrics._sum_rows)
         self.plain_sum = R * d > 1 or n == 1
+        self.ones_rd = np.ones(R * d)
 
     def flush(self) -> None:
         """The deferred arithmetic of the records in the buffers."""
@@ -320,11 +326,16 @@ class Recorder:
                 ser["value"][i0 : i0 + c] = problem.value(xb)
             else:
                 ser["grad_norm_sq"][i0 : i0 + c] = np.sum(gbuf[:c] ** 2, axis=-1)
-            if self.track_mass:
+            if self.track_mass:  # max |x| over the records: max and min are exact in any order
+                p = self.x_in_z
+                for B in (self.zbuf[:p], self.xsbuf[p:c] if p < c else None):
+                    if B is not None and B.size:
+                        self.state_max = max(self.state_max, float(B.max()), -float(B.min()))
                 ser["mass_error"][i0 : i0 + c] = np.max(
                     np.abs(self.tbuf[:c] - (self.mass0 - self.gamma * self.abuf[:c])), axis=-1
                 )
         pending[:] = [pending[0] + c, 0]
+        self.x_in_z = 0
 
     def record(self, k: int, stepper: Stepper) -> None:
         """The record of the state before iteration k (``stepper.st``, with the
@@ -351,6 +362,11 @@ class Recorder:
             if in_flight:
                 for B in st.inbox:
                     tot += np.add.reduce(B, axis=0)
+        elif X.size >= BLAS_MIN:  # large states: the same sum, faster (the records' buffers are small-only)
+            tot = sum_rows(X.reshape(n, -1)).reshape(X.shape[1:])
+            if in_flight:
+                for B in st.inbox:
+                    tot += np.add.reduce(B, axis=0)
         else:  # metrics.total without the detour: the state, then each slot in flight
             tot = np.add.reduce(X, axis=0, out=tbuf[j] if j >= 0 and track_mass else None)
             if in_flight:
@@ -367,10 +383,12 @@ class Recorder:
         else:
             tot_w = metrics.total(w, st.inbox_w if in_flight else ())
         # a non-finite entry makes its sum non-finite: the full scan only then
-        if not math.isfinite(np.add.reduce(tot, axis=None) if w_ones else tot.sum() + tot_w.sum()):
+        # (a dot product with ones: any order of the same sum decides finiteness alike, an overflow
+        # of a finite sum only costs the full scan)
+        if not math.isfinite(tot.reshape(-1).dot(self.ones_rd) if w_ones else tot.sum() + tot_w.sum()):
             check_finite(X, w, k, self.gamma, problem, self.last_record, stepper.w_low)
         self.last_record = k
-        if track_mass:  # X is finite here
+        if track_mass and j < 0:  # X is finite here (deferred to the flush with the buffers)
             hi, lo = (X.max(), X.min()) if extremes is None else extremes
             self.state_max = max(self.state_max, float(hi), -float(lo))
         if w_ones or not self.debias:  # x / 1 is x, bit for bit; the broken variant outputs x itself
@@ -382,6 +400,13 @@ class Recorder:
         if j >= 0:
             xbar = np.divide(tot, n, out=self.xbuf[j])  # (R, d)
             np.copyto(self.zbuf[j], Zr)
+            if track_mass:
+                if Zr is X and self.x_in_z == j:
+                    self.x_in_z = j + 1
+                else:
+                    if self.xsbuf is None:
+                        self.xsbuf = np.empty_like(self.zbuf)
+                    np.copyto(self.xsbuf[j], X)
             if not self.batch_metrics:
                 self.gbuf[j] = problem.full_grad(xbar)
             if track_mass:
