@@ -122,3 +122,45 @@ def test_trace_arrays_are_read_only_and_separate():
         arrays = [tr.x, tr.w, tr.z, tr.consensus, tr.value]
         assert not any(a.flags.writeable for a in arrays)
         assert not np.shares_memory(tr.x, tr.z) and tr.x.flags.c_contiguous
+
+
+@needs_numba
+def test_node_sum_kernel_sums_negative_zeros_as_numpy_does():
+    X = -np.zeros((9, 4))
+    X[3, 1] = 2.0**-1074  # one column not zero
+    out = np.empty(4)
+    kernels.node_sum(X, out)
+    assert out.tobytes() == X.sum(axis=0).tobytes()
+
+
+@pytest.mark.parametrize("n,m", [(1, 2), (3, 1), (70000, 4), (5000, 3), (40000, 8), (100, 64), (50, 65)])
+def test_sum_rows_is_numpys_sum_byte_for_byte(n, m):
+    from sgpverify.engine.step import sum_rows
+
+    rng = np.random.default_rng(n + m)
+    for A in (_wide(rng, (n, m)), -np.zeros((n, m))):
+        assert sum_rows(A).tobytes() == A.sum(axis=0).tobytes()
+
+
+@pytest.mark.parametrize(
+    "make,kw",
+    [
+        (graphs.exponential, {}),
+        (lambda n: graphs.random_peer(n, seed=1), dict(tau=2, delay="random")),
+        (lambda n: graphs.random_peer(n, seed=1), dict(debias=False)),
+        (lambda n: graphs.random_peer(n, seed=1), dict(track_mass=False)),
+    ],
+)
+@pytest.mark.filterwarnings("ignore::sgpverify.EffectiveStepWarning")
+def test_chunked_records_equal_records_one_by_one(make, kw, monkeypatch):
+    # the records' deferred arithmetic (state_max per chunk, the short record of weights 1)
+    # gives the bits of the records taken one at a time
+    import sgpverify.engine.trace as trace
+
+    prob = sv.problems.QuadraticCosine(16, 10, sigma=0.5, seed=0)
+    kw = dict(dict(step_size=0.2, n_iter=37, replicas=3, seed=2), **kw)
+    a = sv.simulate(prob, make(16), **kw)
+    monkeypatch.setattr(trace, "DEFER_ELEMS", 0)
+    b = sv.simulate(prob, make(16), **kw)
+    for f in ("x", "w", "z", "state_max", "step_sq", *sv.Trace.SERIES):
+        assert np.array_equal(getattr(a, f), getattr(b, f), equal_nan=True), f
