@@ -282,25 +282,28 @@ def _track(applied, G, ones, st, k, gamma, problem, w_low):
         applied += _node_sum(G, ones)
     # cheap finiteness test every step (the node sum of the steps is computed
     # anyway): names the actual iteration of a divergence
-    if not math.isfinite(a2.dot(ones_of(a2.size))):
+    if not math.isfinite(finite_probe(a2)):
         _check_finite_step(st, G, k, gamma, problem, w_low)
 
 
 _ONES = {}
+#: Longest array :func:`finite_probe` adds by a BLAS dot product (multi-threaded BLAS calls on
+#: long arrays leave threads spinning that slow the single-threaded passes after them).
+DOT_MAX = 1024
 
 
-def ones_of(m: int) -> np.ndarray:
-    """A read-only array of m ones (made once per size). ``math.isfinite(a.dot(ones_of(a.size)))``
-    is the engine's cheap finiteness test of a small 1-D array: the sum of its entries in some
-    order is finite iff every entry is finite, unless a finite sum overflows (then the caller's
-    full scan decides); about a third of ``np.add.reduce``'s time at the suite's sizes."""
+def finite_probe(a: np.ndarray) -> float:
+    """A sum of the entries of the 1-D array ``a``, in some order: finite iff every entry is,
+    unless a finite sum overflows (the callers' full scan then decides). The engine's cheap
+    finiteness test: a dot product with ones for short arrays (about a third of
+    ``np.add.reduce``'s time at the suite's sizes), numpy's sum beyond :data:`DOT_MAX`."""
+    m = a.shape[0]
+    if m > DOT_MAX:
+        return np.add.reduce(a)
     o = _ONES.get(m)
     if o is None:
-        o = np.ones(m)
-        o.setflags(write=False)
-        if len(_ONES) < 64:
-            _ONES[m] = o
-    return o
+        o = _ONES[m] = np.ones(m)
+    return a.dot(o)
 
 
 def _sgp_step(k, st, G, gamma, parts, send_before_step, split=None, lost=None, lost_x=None, lost_w=None):

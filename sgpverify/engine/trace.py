@@ -11,7 +11,7 @@ import numpy as np
 from .. import metrics
 from ..errors import SimulationDivergedError
 from . import kernels
-from .step import BLAS_MIN, check_finite, sum_rows
+from .step import BLAS_MIN, check_finite, finite_probe, sum_rows
 from .step import debias as debias_into
 
 if TYPE_CHECKING:
@@ -304,7 +304,6 @@ class Recorder:
         self.ones_records = 0  # records 0.. while every weight was exactly 1: filled at the end
         # the node sum without a Python detour when it is numpy's row-by-row sum (metrics._sum_rows)
         self.plain_sum = R * d > 1 or n == 1
-        self.ones_rd = np.ones(R * d)
         self.value = ser["value"]
         # the short record of small states with weights 1 (:meth:`_record_ones`)
         self.lean = bool(chunk) and self.plain_sum and not lossy and state_every is None and not self.batch_metrics
@@ -390,7 +389,7 @@ class Recorder:
         # a non-finite entry makes its sum non-finite: the full scan only then
         # (a dot product with ones: any order of the same sum decides finiteness alike, an overflow
         # of a finite sum only costs the full scan)
-        if not math.isfinite(tot.reshape(-1).dot(self.ones_rd) if w_ones else tot.sum() + tot_w.sum()):
+        if not math.isfinite(finite_probe(tot.reshape(-1)) if w_ones else tot.sum() + tot_w.sum()):
             check_finite(X, w, k, self.gamma, problem, self.last_record, stepper.w_low)
         self.last_record = k
         if track_mass and j < 0:  # X is finite here (deferred to the flush with the buffers)
@@ -452,7 +451,7 @@ class Recorder:
         X = stepper.st.X
         track_mass = self.track_mass
         tot = np.add.reduce(X, axis=0, out=self.tbuf[j] if track_mass else None)
-        if not math.isfinite(tot.reshape(-1).dot(self.ones_rd)):
+        if not math.isfinite(finite_probe(tot.reshape(-1))):
             check_finite(X, stepper.st.w, k, self.gamma, self.problem, self.last_record, stepper.w_low)
         self.last_record = k
         self.iterations[i] = k
