@@ -22,7 +22,6 @@ from .methods import METHODS, Method, method_by_name, run_method
 from .methods.loop import SERIES as METHOD_SERIES
 from .mixers import Mixer, State
 from .step import Stepper
-from .step import debias as debias_into
 from .trace import Recorder, Trace
 
 __all__ = ["simulate", "ALGORITHMS", "memory_estimate"]
@@ -274,10 +273,9 @@ def simulate(
             stacklevel=2,
         )
     X, w = st.X, st.w
-    if debias and not st.w_ones:
-        debias_into(X, w, Z)
-    else:  # x * (1 / 1) is x, bit for bit (or the broken variant's output, x itself)
+    if not debias or st.w_ones:  # x * (1 / 1) is x, bit for bit (or the broken variant's output, x itself)
         np.copyto(Z, X)
+    # else the record at n_iter wrote Z = X / w of this state (debias_into, the Recorder's Z is this Z)
     xs, ws, zs = X.transpose(1, 0, 2), w.T, Z.transpose(1, 0, 2)
     if R == 1:
         xs, ws, zs = xs[0], ws[0], zs[0]
