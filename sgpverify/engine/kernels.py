@@ -295,6 +295,54 @@ def _send_py(X, G, a, diag, src, dst, vals, out, msum, Z, w, d, T):
                     Z[i, c] = out[i, c] * rw
 
 
+def _shift_py(X, G, a, o, out, msum, T):
+    """:func:`_send_py` on a circulant step with one offset o (node i keeps half and sends half to
+    ``i + o mod n``): ``out_i = 1/2 y_i + 1/2 y_j``, j = i - o mod n, both y recomputed (the same
+    roundings as the self share, then the message added); one sequential pass. The weights of
+    such a step stay 1: no de-biasing."""
+    n, m = X.shape
+    if len(T) > 0:
+        m = len(T)
+    track = msum.shape[0] > 0
+    for i in range(n):
+        j = i - o if i >= o else i - o + n
+        for c in range(m):
+            g = G[i, c]
+            if track:
+                if i == 0:
+                    msum[c] = g
+                else:
+                    msum[c] += g
+            out[i, c] = 0.5 * (X[i, c] + a * g) + 0.5 * (X[j, c] + a * G[j, c])
+
+
+def _node_sum_py(X, out, T):
+    """out = the node-by-node sum of X (n, m) (numpy's axis-0 sum: ``0 + x_0 + x_1 + ...``), in one
+    pass that also returns the largest and the smallest entry; T: :func:`_length` of m."""
+    n, m = X.shape
+    if len(T) > 0:
+        m = len(T)
+    hi = X[0, 0]
+    lo = X[0, 0]
+    for c in range(m):
+        out[c] = 0.0  # numpy's sum starts from its identity: a column of -0.0 sums to +0.0
+    for i in range(n):
+        for c in range(m):
+            v = X[i, c]
+            out[c] += v
+            if v > hi:
+                hi = v
+            if v < lo:
+                lo = v
+    return hi, lo
+
+
+def node_sum(X2: np.ndarray, out: np.ndarray) -> tuple[float, float]:
+    """``out = X2.sum(axis=0)`` for X2 (n, m) C-contiguous float64, n >= 1, the same bits (nodes
+    in order), and ``(X2.max(), X2.min())`` of a finite X2, from one pass over memory."""
+    return _k("_node_sum")(X2, out, _length(X2.shape[1]))
+
+
 def _weights_edges_py(w, diag, src, dst, vals, out, T):
     """w' = diag * w, then w'[dst] += p w[src] in edge order (scipy's csc order);
     T: :func:`_length` of R."""
@@ -531,6 +579,14 @@ class Step:
         else:
             ptr, src, val = csr
         _k("_recv")(X2, G2, a, diag, ptr, src, val, out2, ms, Zs, ws, d, _length(m))
+
+    @staticmethod
+    def shift(
+        X2: np.ndarray, G2: np.ndarray, a: float, o: int, out2: np.ndarray, msum: np.ndarray | None = None
+    ) -> None:
+        """:meth:`run` for a circulant step with one offset ``0 < o < n`` and shares 1/2 (short
+        rows, weights all 1): the same bits, one sequential pass instead of the messages' scatter."""
+        _k("_shift")(X2, G2, a, o, out2, _E1 if msum is None else msum, _length(X2.shape[1]))
 
     @staticmethod
     def weights(w: np.ndarray, diag: np.ndarray, edges: Edges | None, csr: Edges | None, out: np.ndarray) -> None:
