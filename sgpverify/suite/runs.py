@@ -139,6 +139,7 @@ def step_regime_record(floors: np.ndarray, gamma: float, L: float) -> dict[str, 
       beyond 2/L;
     - ``steps_out_longest``: the longest stretch of consecutive such steps (a node's point is
       amplified by ``gamma L / w - 1 > 1`` at each; only consecutive ones compound);
+    - ``regime_L``: the L these were judged with (the run's problem's);
     - ``weight_floor_share``: the :data:`REGIME_SHARE` quantile of the per-step floor, from which a
       longer run's share is estimated (gamma = sqrt(n/K) falls, the floor's distribution stays).
     """
@@ -149,6 +150,7 @@ def step_regime_record(floors: np.ndarray, gamma: float, L: float) -> dict[str, 
         run = run + 1 if o else 0
         longest = max(longest, run)
     return {
+        "regime_L": float(L),
         "steps_out_share": float(np.mean(out)) if out.size else 0.0,
         "steps_out_longest": int(longest),
         "weight_floor_share": float(np.quantile(floor, REGIME_SHARE)) if floor.size else 0.0,

@@ -42,6 +42,7 @@ __all__ = [
     "leading_regime",
     "unless_pre_asymptotic_in_n",
     "outside_step_regime",
+    "regime_L",
     "FASTER_RULE",
 ]
 
@@ -391,6 +392,13 @@ def unless_faster(t: rates.ExponentTest) -> rates.ExponentTest:
         "the decay is faster than predicted, which the analysis (an upper bound on the rate) does not "
         "exclude before the noise floor dominates; a longer ladder would settle it",
     )
+
+
+def regime_L(run: Mapping[str, Any]) -> float | None:
+    """The L a run's step-size regime was recorded with (:func:`~sgpverify.suite.runs.step_regime_record`),
+    or None where nothing was recorded (its effective step stayed within 2/L): the ``L_of`` of
+    :func:`outside_step_regime` for experiments whose problems differ from run to run (scaled ones)."""
+    return run.get("regime_L")
 
 
 def outside_step_regime(runs: list[dict[str, Any]], L_of: Any) -> str | None:

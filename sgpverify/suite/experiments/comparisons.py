@@ -148,7 +148,8 @@ def exp_scaling(
         p = Scaled(prob, s if sh == 2 else 1.0, s if sn == 2 else 1.0)
         runs = []
         for K in cfg.scaling_Ks:
-            runs.append(run_one(cfg, p, topo, K, seed, variant, replicas=cfg.scaling_replicas))
+            # the step-size regime is judged on the unscaled problem (the scaled ones' L is an upper bound)
+            runs.append(run_one(cfg, p, topo, K, seed, variant, replicas=cfg.scaling_replicas, regime=name == "base"))
             if progress:
                 progress(f"scaling {name} K={K}")
         out[name] = {"runs": runs, "sigma2": p.sigma2, "zeta2": p.zeta2}
@@ -181,6 +182,7 @@ def exp_baselines(
                     variant if alg == "sgp" else NONE,
                     algorithm=alg,
                     tau=0 if alg != "sgp" else None,
+                    regime=alg == "sgp",
                 )
                 r["algorithm"] = alg
                 runs.append(r)
