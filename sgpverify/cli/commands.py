@@ -428,6 +428,10 @@ def cmd_verify(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) ->
     if a.budget is not None and not a.settle:
         raise UsageError(f"sgpverify verify: error: --budget applies with --settle, got --budget {a.budget:g} alone")
     cfg = _suite_config(a)
+    if getattr(a, "method", None) is not None:  # the method's built-in claims, a claims file of the package
+        from ..method_claims import load
+
+        load(a.method)
     load_files(a.claims or (), a.only)  # the --claims files, before any work: a bad one exits 2 naming it
     units = plan_units(cfg, a.controls, a.only)
     if getattr(a, "delay", None) is not None and cfg.tau == 0:  # a delay model no planned run would use
