@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import pathlib
 
-__all__ = ["METHOD_CLAIMS", "path", "check_method", "load", "unload"]
+__all__ = ["METHOD_CLAIMS", "path", "paths", "check_method", "load", "unload"]
 
 _HERE = pathlib.Path(__file__).resolve().parent
 
@@ -34,6 +34,11 @@ def check_method(name: str) -> str:
 def path(name: str) -> str:
     """The claims file of method ``name``."""
     return str(_HERE / METHOD_CLAIMS[check_method(name)])
+
+
+def paths(name: str | None) -> list[str]:
+    """The claims files of method ``name`` (none for None): what ``verify --method`` loads."""
+    return [] if name is None else [path(name)]
 
 
 def load(name: str) -> list:

@@ -26,6 +26,7 @@ user's ``--claims`` file is.
 """
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -36,7 +37,7 @@ GAMMA = 0.05  # constant step of claims 1 and 2
 TOPOLOGY = "exponential-irregular"  # push-sum weights vary: SGP's de-biasing matters
 
 
-def stationarity_floor(trace):
+def stationarity_floor(trace: Any) -> np.ndarray:
     """Per replica, the mean of ||grad f(xbar^k)||^2 over K/2 <= k < K (the floor at a constant step)."""
     a = np.asarray(trace.grad_norm_sq, dtype=float)
     a = a.reshape(a.shape[0], -1)  # (K + 1, R)
