@@ -223,7 +223,9 @@ class Ladder:
     schedule name or ``f(n, seed, **params) -> Topology``; None the configuration's first.
     ``replicas`` (>= 3; None: ``rate_replicas``). ``step``: "sqrt" (gamma = sqrt(n/K), the paper's),
     a number, or ``f(n, K, **params)``. ``setting``: overrides of the configuration for these runs
-    (``{"sigma": 0.0}``: exact gradients). An explicit ladder is the claim's own: settling does not
+    (``{"sigma": 0.0}``: exact gradients). A parameter named as a configuration field (``heterogeneity``,
+    ``sigma``, ``alpha``, ...) also sets that field at its point, after ``setting`` and a control's
+    setting: a ladder over the problem itself. An explicit ladder is the claim's own: settling does not
     extend it.
     """
 
@@ -257,9 +259,19 @@ class Ladder:
             raise ValueError(f"ladder topology must be a schedule name or f(n, seed, **params), got {self.topology!r}")
         from .suite.config import SuiteConfig
 
-        bad = sorted(set(self.setting) - {f.name for f in dataclasses.fields(SuiteConfig)})
+        fields = {f.name for f in dataclasses.fields(SuiteConfig)}
+        bad = sorted(set(self.setting) - fields)
         if bad:
             raise ValueError(f"ladder setting must hold SuiteConfig fields, got {bad[0]!r}")
+        both = sorted(set(self.setting) & set(self.params))
+        if both:
+            raise ValueError(f"ladder {both[0]!r} is both a parameter and a setting: give it once")
+
+    def config_params(self) -> tuple[str, ...]:
+        """The parameters that name a configuration field (they set it at their point)."""
+        from .suite.config import SuiteConfig
+
+        return tuple(nm for nm in self.params if nm in {f.name for f in dataclasses.fields(SuiteConfig)})
 
     def _values(self) -> dict[str, Any]:
         return {"K": self.Ks, "n": self.n, **self.params}
@@ -487,10 +499,15 @@ class Claim:
         step = ctl.step if ctl is not None and ctl.step is not None else self.ladder.step
         make_prob = resolve_problem(c.problem, c)
         R = c.rate_replicas if self.ladder.replicas is None else self.ladder.replicas
+        over = self.ladder.config_params()
         runs = []
         for pt in self.ladder.points(c):
             K, n, params = pt["K"], pt["n"], pt["params"]
-            prob = make_prob(n, seed)
+            if over:  # a ladder over a configuration field: its point's problem
+                cp = dataclasses.replace(c, **{nm: params[nm] for nm in over})
+                prob = resolve_problem(cp.problem, cp)(n, seed)
+            else:
+                prob = make_prob(n, seed)
             if variant.extra_noise or variant.shared_noise or variant.bias:
                 prob = Perturbed(prob, variant)
             topo = self._topology(c, n, seed, params)

@@ -419,6 +419,7 @@ def _table_width(out: TextIO) -> int:
 
 def cmd_verify(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) -> int:
     """``sgpverify verify``: the verification suite (exit 0 pass, 1 fail, 4 inconclusive)."""
+    from ..method_claims import paths
     from ..report import format_table, settle_summary, summary_line, write_report
     from ..suite import plan_units, run_suite
     from ..suite.claims import load_files
@@ -428,7 +429,7 @@ def cmd_verify(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) ->
     if a.budget is not None and not a.settle:
         raise UsageError(f"sgpverify verify: error: --budget applies with --settle, got --budget {a.budget:g} alone")
     cfg = _suite_config(a)
-    load_files(a.claims or (), a.only)  # the --claims files, before any work: a bad one exits 2 naming it
+    load_files([*paths(a.method), *(a.claims or ())], a.only)  # --method's and --claims files, before any work
     units = plan_units(cfg, a.controls, a.only)
     if getattr(a, "delay", None) is not None and cfg.tau == 0:  # a delay model no planned run would use
         delayed = {k for k, _ in units} & {"delays", "descent", "worstcase"}

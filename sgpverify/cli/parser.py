@@ -374,6 +374,7 @@ def _add_simulate(sub):
 
 def _add_verify(sub):
     """The ``verify`` subcommand."""
+    from ..method_claims import METHOD_CLAIMS
     from ..suite import CHECK_NAMES
 
     v = sub.add_parser(
@@ -419,7 +420,7 @@ def _add_verify(sub):
         "--only",
         action="append",
         metavar="CHECK",
-        help="run only this check (repeatable): " + ", ".join(CHECK_NAMES) + ", or a claim of a --claims file",
+        help="run only this check (repeatable): " + ", ".join(CHECK_NAMES) + ", or a claim of --claims or --method",
     )
     v.add_argument(
         "--claims",
@@ -427,6 +428,12 @@ def _add_verify(sub):
         metavar="FILE.py",
         help="also check the claims a Python file declares (its CLAIMS, sgpverify.declare; repeatable); they run "
         "beside the built-in checks, through the same tests, controls, settling and report (--only narrows)",
+    )
+    v.add_argument(
+        "--method",
+        choices=tuple(METHOD_CLAIMS),
+        help="also check the built-in claims of this method (push-diging: exact stationarity with exact "
+        "gradients, a stationarity floor free of zeta^2, the consensus rate), declared as --claims files are",
     )
     _int(
         v,

@@ -399,6 +399,7 @@ def verify(
     cache: str | os.PathLike | None = None,
     settle: bool = False,
     budget: float | None = None,
+    method: str | None = None,
     **settings: Any,
 ) -> SuiteResult:
     """Does SGP behave as its theory says on *this* problem and schedule?
@@ -428,6 +429,9 @@ def verify(
         Settle the inconclusive checks within ``budget`` minutes (see :func:`run_suite`).
     nodes, dim : int, optional
         n and d of the main experiments.
+    method : str, optional
+        Also check the built-in claims of this method (``"push-diging"``; :mod:`sgpverify.method_claims`),
+        registered as a ``--claims`` file's are (``only=`` may name them).
     **settings
         Any other :class:`SuiteConfig` field.
 
@@ -445,6 +449,10 @@ def verify(
     if preset not in PRESETS:
         raise ValueError(f"preset must be one of {', '.join(PRESETS)}, got {preset!r}")
     only = settings.pop("only", None)
+    if method is not None:
+        from ..method_claims import check_method, load
+
+        load(check_method(method))
     over = dict(settings)
     if problem is not None:
         over["problem"] = problem
