@@ -39,7 +39,6 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from . import declared_checks
-from .engine import simulate
 from .suite import settle as _settle
 from .suite.claims import BY_NAME, register, unregister
 from .suite.criteria import RATE_DELTA, RATE_OMEGA
@@ -47,7 +46,7 @@ from .suite.departures import NONE, Perturbed, Variant, wrap_topology
 from .suite.experiments import EXPERIMENTS, Experiment
 from .suite.records import Claim as SuiteClaim
 from .suite.records import make_control
-from .suite.runs import problem_constants
+from .suite.runs import problem_constants, simulate_run
 from .suite.setting import resolve_problem, resolve_topology
 
 if TYPE_CHECKING:
@@ -518,18 +517,7 @@ class Claim:
             gamma = _step(step, n, K, params)
             if variant.step == "constant":
                 gamma = _step(step, n, min(p["K"] for p in self.ladder.points(c)), params)
-            tr = simulate(
-                prob,
-                topo,
-                step_size=gamma,
-                n_iter=K,
-                x0=np.full(prob.dim, c.x0),
-                replicas=R,
-                seed=seed if not c.noise_stream else np.random.SeedSequence([seed, c.noise_stream]),
-                record_every=1,
-                algorithm=method,
-                **kw,
-            ).check_finite()
+            tr = simulate_run(c, prob, topo, K, seed, gamma, R, algorithm=method, **kw).check_finite()
             f0 = np.asarray(tr.value, float).reshape(K + 1, -1)[0]
             g0 = np.asarray(tr.grad_norm_sq, float).reshape(K + 1, -1)[0]
             runs.append(

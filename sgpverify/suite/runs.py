@@ -14,17 +14,48 @@ from .criteria import EPS, REGIME_SHARE
 from .departures import NONE, Perturbed, Variant, wrap_topology
 
 if TYPE_CHECKING:
+    from ..engine import Trace
     from ..graphs import Topology
     from ..problems import ProblemProtocol
     from .config import SuiteConfig
 
-__all__ = ["run_one", "problem_constants", "step_regime_record"]
+__all__ = ["run_one", "simulate_run", "problem_constants", "step_regime_record"]
 
 
 def _gamma(cfg, n, K, variant):
     if variant.step == "constant":
         return math.sqrt(n / min(cfg.Ks))
     return math.sqrt(n / K)
+
+
+def simulate_run(
+    cfg: SuiteConfig,
+    prob: ProblemProtocol,
+    topo: Any,
+    K: int,
+    seed: int,
+    gamma: float,
+    replicas: int,
+    *,
+    algorithm: Any = "sgp",
+    **kw: Any,
+) -> Trace:
+    """The suite's one call of :func:`~sgpverify.engine.simulate` for a run at budget ``K``: every node
+    starts at ``cfg.x0`` on every coordinate, the noise comes from ``seed`` (and the round's
+    ``cfg.noise_stream`` under ``--settle``), and every step is recorded. Built-in experiments
+    (:func:`run_one`) and declared claims (:mod:`sgpverify.declare`) both run through it."""
+    return simulate(
+        prob,
+        topo,
+        step_size=gamma,
+        n_iter=K,
+        x0=np.full(prob.dim, cfg.x0),
+        replicas=replicas,
+        seed=seed if not cfg.noise_stream else np.random.SeedSequence([seed, cfg.noise_stream]),
+        record_every=1,
+        algorithm=algorithm,
+        **kw,
+    )
 
 
 def run_one(
@@ -65,19 +96,7 @@ def run_one(
     with warnings.catch_warnings(record=True) as caught:
         # the effective-step warning is a finding: kept in the run's record, not printed per run
         warnings.simplefilter("always", EffectiveStepWarning)
-        tr = simulate(
-            prob,
-            topo,
-            step_size=gamma,
-            n_iter=K,
-            x0=np.full(prob.dim, cfg.x0),
-            replicas=R,
-            seed=seed if not cfg.noise_stream else np.random.SeedSequence([seed, cfg.noise_stream]),
-            record_every=1,
-            algorithm=algorithm,
-            record_states=states,
-            **kw,
-        )
+        tr = simulate_run(cfg, prob, topo, K, seed, gamma, R, algorithm=algorithm, record_states=states, **kw)
     for w in caught:
         if not issubclass(w.category, EffectiveStepWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
