@@ -330,13 +330,16 @@ def test_relabelling_does_not_change_the_report(data):
     db = assumptions.contraction(Sb.matrix, topo.n, topo.n, 20, [0, 5], cols)
     m = min(len(da), len(db))
     assert np.allclose(da[:m], db[:m], rtol=0, atol=64 * EPS * 20)
-    # ... and so is q whenever round-off does not move the fit window's edge: points
+    # ... and so is the fitted q whenever round-off does not move the fit window's edge: points
     # fitted sit >= FIT_MARGIN * floor above round-off, so each log-deviation moves
-    # by <= 1/FIT_MARGIN and the slope by <= 2/FIT_MARGIN / (window length)
+    # by <= 1/FIT_MARGIN and the slope by <= 2/FIT_MARGIN / (window length). (The reported q is
+    # the envelope's, from the exact rate or the Lyapunov estimate's upper end -- random probe
+    # vectors that relabelling reorders -- to which this argument does not apply: on a nearly
+    # disconnected erdos-renyi(4, p=0.0039) it moved by 1.2e-4 relative.)
     if a.q_fit_window == b.q_fit_window and a.q_fit_window is not None:
         t0, t1 = a.q_fit_window
         rel = 2.0 / assumptions.FIT_MARGIN / max(1, t1 - t0)
-        assert a.q == pytest.approx(b.q, rel=rel, abs=1e-12)
+        assert a.q_fit == pytest.approx(b.q_fit, rel=rel, abs=1e-12)
 
 
 def test_report_to_dict_is_json_ready():
