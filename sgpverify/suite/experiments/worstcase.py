@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ... import theory
-from ...engine import simulate
 from ...errors import EffectiveStepWarning
 from ...mixing import mixing_schedule
 from ..departures import NONE, Variant
+from ..runs import simulate_run
 from ..setting import resolve_problem, setting_schedules
 
 if TYPE_CHECKING:
@@ -93,17 +93,7 @@ def exp_worstcase(
             e = {"label": label, "tau": tau, "n": n, "K": K, "gamma": gamma, "L": L, "zeta2": zeta2, "sigma2": sigma2}
             with warnings.catch_warnings():  # a finding of the run (its effective step), kept in its record
                 warnings.simplefilter("ignore", EffectiveStepWarning)
-                tr = simulate(
-                    prob,
-                    topo,
-                    step_size=gamma,
-                    n_iter=K,
-                    x0=np.full(prob.dim, cfg.x0),
-                    tau=tau,
-                    delay=cfg.delay,
-                    seed=seed,
-                    record_every=1,
-                )
+                tr = simulate_run(cfg, prob, topo, K, seed, gamma, 1, tau=tau, delay=cfg.delay)
             gns = np.asarray(tr.grad_norm_sq, float)
             val = np.asarray(tr.value, float)
             f0 = float(val[0])
