@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from . import rates
+from .suite.claims.common import exponent_test
 from .suite.criteria import RATE_CORRECTION, level
 
 __all__ = ["DETERMINISTIC_SPREAD", "deterministic", "exponent_check", "bound_check", "vanishes_check"]
@@ -46,21 +46,13 @@ def _slopes(x, means):
 
 
 def exponent_check(p: Any, runs: list[dict], method: str) -> dict[str, Any]:
-    """The exponent test (:func:`sgpverify.rates.test_exponent`) of an Exponent prediction; refused
-    (inconclusive) where the replicas agree to round-off (:func:`deterministic`)."""
+    """The suite's exponent test (:func:`sgpverify.suite.claims.common.exponent_test`, with the claim's
+    band) of an Exponent prediction; refused (inconclusive) where the replicas agree to round-off
+    (:func:`deterministic`)."""
     x = np.array([float(r["x"]) for r in runs])
     Y = np.array([r["values"] for r in runs], dtype=float).T  # (R, m)
     predicted = f"{p.value:g} +- {p.band:g}"
-    bad = None
-    if Y.shape[0] < 2:
-        bad = "fewer than 2 replicas"
-    elif not np.all(np.isfinite(Y)):
-        bad = f"{int(np.count_nonzero(~np.isfinite(Y)))} values are not finite"
-    elif np.any(Y <= 0):
-        bad = f"{int(np.count_nonzero(Y <= 0))} of {Y.size} values are <= 0 (a power law is a slope of logs)"
-    if bad:
-        return dict(verdict="inconclusive", measured=f"not measured: {bad}", predicted=predicted, detail=bad)
-    if deterministic(Y):
+    if Y.shape[0] >= 2 and np.all(np.isfinite(Y)) and np.all(Y > 0) and deterministic(Y):
         # Every replica is the same computation: the interval over replicas has zero width, and the
         # test would weigh the extrapolation's model error (the correction terms it leaves out) against
         # no spread at all. Refuse, and show what was measured.
@@ -81,16 +73,18 @@ def exponent_check(p: Any, runs: list[dict], method: str) -> dict[str, Any]:
             + ", ".join(f"{xi:g}: {m:.4g}" for xi, m in zip(x, means)),
             extra={"deterministic": True},
         )
-    t = rates.test_exponent(
+    t = exponent_test(
         x,
         Y,
         predicted=p.value,
         delta=p.band,
         omega=p.omega,
-        confidence=level(),
         bound_only=p.bound_only,
         correction=RATE_CORRECTION if p.in_ == "K" else None,
+        what=f"{method} by {p.in_}",
     )
+    if not math.isfinite(t.exponent):  # the data settle nothing (exponent_test says why)
+        return dict(verdict="inconclusive", measured=f"not measured: {t.reason}", predicted=predicted, detail=t.reason)
     means = Y.mean(axis=0)
     return dict(
         verdict=t.verdict,

@@ -113,7 +113,11 @@ def _measured(label: str, t: rates.ExponentTest) -> str:
 
 
 def undetermined(
-    predicted: float, reason: str, omega: float | tuple[float, ...] = RATE_OMEGA, bound_only: bool = False
+    predicted: float,
+    reason: str,
+    omega: float | tuple[float, ...] = RATE_OMEGA,
+    bound_only: bool = False,
+    delta: float = RATE_DELTA,
 ) -> rates.ExponentTest:
     """An inconclusive exponent test whose data settle nothing (non-finite or non-positive values,
     too few points or replicas): the verdict says why, the numbers are NaN."""
@@ -124,7 +128,7 @@ def undetermined(
         ci_high=nan,
         stderr=nan,
         predicted=float(predicted),
-        delta=RATE_DELTA,
+        delta=delta,
         omega=omega,
         confidence=level(),
         local_slopes=(),
@@ -164,18 +168,19 @@ def exponent_test(
     bound_only: bool = False,
     correction: float | None = RATE_CORRECTION,
     what: str = "the series",
+    delta: float = RATE_DELTA,
 ) -> rates.ExponentTest:
-    """:func:`sgpverify.rates.test_exponent` with the suite's band, or an inconclusive test
-    (:func:`undetermined`) where the data cannot support a verdict."""
+    """:func:`sgpverify.rates.test_exponent` with the suite's band (or ``delta``), or an inconclusive
+    test (:func:`undetermined`) where the data cannot support a verdict."""
     x, Y = np.asarray(x, dtype=float), np.asarray(Y, dtype=float)
     why = _degenerate(x, Y, what, 2, positive=True)
     if why is not None:
-        return undetermined(predicted, why, omega, bound_only)
+        return undetermined(predicted, why, omega, bound_only, delta)
     return rates.test_exponent(
         x,
         Y,
         predicted=predicted,
-        delta=RATE_DELTA,
+        delta=delta,
         omega=omega,
         bound_only=bound_only,
         correction=correction,
