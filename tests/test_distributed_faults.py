@@ -24,16 +24,20 @@ TIMEOUT = 2.0
 def test_survivors_name_the_dead_peer_and_exit_at_once(tau, how):
     world, victim = 3, 2
     ctx = multiprocessing.get_context("fork")
-    q = ctx.Queue()
+    # a queue per rank: a multiprocessing.Queue's write lock is shared by the processes that put on
+    # it, and a victim stopped while its feeder thread still held that lock (after its "started"
+    # message, waiting for the GIL to release it) would keep the survivors' errors from ever arriving
+    qs = [ctx.Queue() for _ in range(world)]
     port = free_port()
-    ps = [ctx.Process(target=sgp_until_error, args=(r, world, port, tau, TIMEOUT, q)) for r in range(world)]
+    ps = [ctx.Process(target=sgp_until_error, args=(r, world, port, tau, TIMEOUT, qs[r])) for r in range(world)]
     for p in ps:
         p.start()
     try:
-        assert sorted(q.get(timeout=180)[1] for _ in range(world)) == list(range(world))  # a loaded machine
+        assert [q.get(timeout=180)[1] for q in qs] == list(range(world))  # a loaded machine
         t0 = time.time()
         os.kill(ps[victim].pid, getattr(signal, how))
-        errors = sorted((q.get(timeout=TIMEOUT + 30) for _ in range(world - 1)), key=lambda e: e[2])
+        survivors = [q for r, q in enumerate(qs) if r != victim]
+        errors = sorted((q.get(timeout=TIMEOUT + 30) for q in survivors), key=lambda e: e[2])
         # a survivor names the victim; another may name that survivor, which stopped sending when it
         # raised or while it waited (from where it stands, the peer that went silent)
         assert any(f"from rank {victim} " in e[3] or f"to rank {victim} " in e[3] for e in errors), errors
