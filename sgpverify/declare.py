@@ -441,6 +441,7 @@ class Claim:
             self.criterion or self._criterion(),
             make_control(self.control.name, self.control.description, (self.key,), **self.control.departure),
             _Check(self, source),
+            bound=isinstance(self.prediction, Bound),
         )
         register(record, exp)
         if self.ladder.follows_config:

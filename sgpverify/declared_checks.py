@@ -159,10 +159,11 @@ def bound_check(p: Any, runs: list[dict], method: str) -> dict[str, Any]:
         rows.append((r["x"], m, lo, hi, B))
     verdict = "fail" if "fail" in verdicts else "inconclusive" if "inconclusive" in verdicts else "pass"
     worst = max(rows, key=lambda row: row[1] / row[4] if row[4] > 0 else math.inf)
+    slack = worst[1] / worst[4] if worst[4] > 0 else math.inf
     return dict(
         verdict=verdict,
-        measured=f"{method} max mean / bound {worst[1] / worst[4]:.3g}",
+        measured=f"{method} max mean / bound {slack:.3g}",
         predicted=p.words(),
         detail="; ".join(f"x={x:g}: {m:.4g} [{lo:.4g}, {hi:.4g}] vs bound {B:.4g}" for x, m, lo, hi, B in rows),
-        extra={"ratios": [row[1] / row[4] for row in rows]},
+        extra={"ratios": [row[1] / row[4] for row in rows], "slack": slack},
     )

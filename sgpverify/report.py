@@ -153,6 +153,8 @@ def format_table(checks: Sequence[Check], width: int = 100, before: Mapping[str,
                 row += ("-",)
             elif c.verdict == "not applicable":
                 row += (f"{ctl['name']} (not run)",)
+            elif "undetectable" in ctl:
+                row += (f"{ctl['name']} (undetectable here)",)
             else:
                 row += (ctl["name"] if ctl["detected"] else f"MISSED {ctl['name']} ({ctl['verdict']})",)
         rows.append(row + (c.measured,))
@@ -197,12 +199,15 @@ def summary_line(result: SuiteResult) -> str:
     if counts["not applicable"]:
         parts.append(f"{counts['not applicable']} not applicable")
     if result.controls:
-        missed = [
-            c.name for c in result.checks if c.control and not c.control["detected"] and c.verdict != "not applicable"
-        ]
-        counted = sum(c.verdict != "not applicable" for c in result.checks)
+        from .suite.records import control_ok
+
+        missed = [c.name for c in result.checks if not control_ok(c)]
+        loose = [c.name for c in result.checks if c.control and "undetectable" in c.control]
+        counted = sum(c.verdict != "not applicable" for c in result.checks) - len(loose)
         parts.append(
-            f"controls detected {counted - len(missed)}/{counted}" + (f" (NOT: {', '.join(missed)})" if missed else "")
+            f"controls detected {counted - len(missed)}/{counted}"
+            + (f" (NOT: {', '.join(missed)})" if missed else "")
+            + (f"; undetectable under a loose bound: {', '.join(loose)}" if loose else "")
         )
     status = result.status
     word = {
@@ -264,6 +269,8 @@ def write_report(
             ctl = ""
             if result.controls:
                 seen = "not applicable" if c.verdict == "not applicable" else None
+                if seen is None and "undetectable" in c.control:
+                    seen = "undetectable here (a loose bound)"
                 seen = seen or ("detected" if c.control["detected"] else "**NOT detected**")
                 ctl = f" {c.control['name']}: {seen} |"
             lines.append(f"| [{c.name}](#{c.name}) | {c.measured} | {c.predicted} | {v} |{ctl} `{c.code}` |")
@@ -291,6 +298,7 @@ def write_report(
                     f"  - on the control: verdict **{c.control['verdict']}** "
                     f"({'detected' if c.control['detected'] else 'NOT detected'}); measured "
                     f"{c.control['measured']}"
+                    + (f"; undetectable here: {c.control['undetectable']}" if "undetectable" in c.control else "")
                 )
             lines.append("")
         if result.settle is not None and result.settle["checks"]:

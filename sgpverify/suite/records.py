@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 from ..version import __version__
 from .config import SuiteConfig
+from .criteria import LOOSE_BOUND
 from .departures import Variant
 
 __all__ = [
@@ -21,6 +22,9 @@ __all__ = [
     "NotApplicable",
     "CheckError",
     "make_control",
+    "control_record",
+    "undetectable",
+    "control_ok",
     "code_of",
     "CHECK_VERDICTS",
 ]
@@ -62,6 +66,10 @@ class Claim:
     #: The declared constants of the problem the check relies on ("L", "sigma2", "zeta2", "f_lower"):
     #: where the problem itself refutes one (declared-constants), the check cannot pass.
     uses: tuple = ()
+    #: Whether the check holds a measurement to an upper bound (pass iff measured/bound <= 1), with the
+    #: largest measured/bound ratio as its ``extra["slack"]``: its control may be undetectable where the
+    #: bound is loose (:func:`undetectable`).
+    bound: bool = False
 
 
 #: What a check shows in place of a NaN (a value that could not be measured).
@@ -102,6 +110,45 @@ class Check:
         return d
 
 
+def undetectable(claim: Claim, check: Check, control: dict[str, Any]) -> str | None:
+    """Why the control of a bound check cannot be detected on this setting, or None.
+
+    A bound check (``claim.bound``) fails only where a departure lifts its measurement past the bound.
+    Where the honest runs sit below :data:`~sgpverify.suite.criteria.LOOSE_BOUND` of the bound and the
+    control passes too, the departure would have to lift the measurement more than ``1 / slack``-fold:
+    the bound hides it by construction, and a longer run gives the check no power against it. Fixed
+    before any run of a user's setting; the defaults' bounds are tight enough for their controls.
+    """
+    if not claim.bound or check.verdict != "pass" or control.get("verdict") != "pass":
+        return None
+    s, c = check.extra.get("slack"), control.get("extra", {}).get("slack")
+    if not all(isinstance(v, (int, float)) and 0 < v < float("inf") for v in (s, c)) or s >= LOOSE_BOUND:
+        return None
+    return (
+        f"the bound is {1 / s:.3g} times above the measurement here (measured/bound {s:.3g}); the departure "
+        f"lifted it to {c:.3g} of the bound, and only one that lifts it {1 / s:.3g}-fold could cross it"
+    )
+
+
+def control_record(claim: Claim, check: Check, control: dict[str, Any]) -> dict[str, Any]:
+    """A check's control entry from its result dict on the control's data: ``detected`` iff the check
+    fails there; for a bound check, ``slack``: the control's largest measured/bound ratio;
+    ``undetectable`` (the reason, only where it applies: :func:`undetectable`)."""
+    rec = {
+        "name": claim.control.name,
+        "description": claim.control.description,
+        "verdict": control["verdict"],
+        "detected": control["verdict"] == "fail",
+        "measured": control["measured"],
+    }
+    if claim.bound and "slack" in control.get("extra", {}):
+        rec["slack"] = control["extra"]["slack"]  # the control's largest measured/bound ratio
+    why = undetectable(claim, check, control)
+    if why is not None:
+        rec["undetectable"] = why
+    return rec
+
+
 @dataclasses.dataclass(frozen=True)
 class SuiteResult:
     """Checks, raw data of every experiment, configuration, seed and timing.
@@ -128,7 +175,7 @@ class SuiteResult:
 
     @property
     def controls_detected(self) -> bool:
-        return all(c.control is None or c.control["detected"] or c.verdict == "not applicable" for c in self.checks)
+        return all(control_ok(c) for c in self.checks)
 
     @property
     def status(self) -> int:
@@ -146,6 +193,13 @@ class SuiteResult:
             "version": __version__,
             **({"settle": self.settle} if self.settle is not None else {}),
         }
+
+
+def control_ok(check: Check) -> bool:
+    """No control, or it was detected, or it is undetectable on this setting (a loose bound), or the
+    check does not apply."""
+    ctl = check.control
+    return ctl is None or ctl["detected"] or "undetectable" in ctl or check.verdict == "not applicable"
 
 
 def exit_status(result: SuiteResult) -> int:

@@ -14,7 +14,7 @@ from .claims import CHECK_NAMES, CLAIMS, load_file
 from .config import PRESETS, QUICK, SuiteConfig, config_from_dict, validate_config
 from .departures import NONE, Variant
 from .experiments import EXPERIMENTS, needs_of, run_experiments
-from .records import Check, CheckError, Claim, SuiteResult, code_of
+from .records import Check, CheckError, Claim, SuiteResult, code_of, control_record
 from .setting import setting_code, upload_files
 from .settle import DEFAULT_BUDGET
 from .settle import settle as settle_checks
@@ -338,17 +338,7 @@ def run_suite(
                     for k in ctl.experiments
                 }
             )
-            cres = evaluate(claim, config, cdata)
-            chk = dataclasses.replace(
-                chk,
-                control={
-                    "name": ctl.name,
-                    "description": ctl.description,
-                    "verdict": cres["verdict"],
-                    "detected": cres["verdict"] == "fail",
-                    "measured": cres["measured"],
-                },
-            )
+            chk = dataclasses.replace(chk, control=control_record(claim, chk, evaluate(claim, config, cdata)))
         checks.append(chk)
     if controls:
         data["controls"] = {f"{v.name}:{k}": results[(k, v)] for k, v in units if v != NONE}

@@ -258,7 +258,9 @@ def needs_settling(check: Check) -> bool:
     if check.verdict == "inconclusive":
         return True
     ctl = check.control
-    return ctl is not None and check.verdict != "not applicable" and not ctl.get("detected")
+    return (
+        ctl is not None and check.verdict != "not applicable" and not ctl.get("detected") and "undetectable" not in ctl
+    )
 
 
 def duration(s: float) -> str:

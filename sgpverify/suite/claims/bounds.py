@@ -138,6 +138,7 @@ THEOREM1_BOUND = Claim(
     ),
     check_theorem1,
     uses=("L", "sigma2", "f_lower", "f_star"),
+    bound=True,
 )
 
 
@@ -191,6 +192,7 @@ DESCENT_INEQUALITY = Claim(
     ),
     check_descent,
     uses=("L", "sigma2"),
+    bound=True,
 )
 
 
@@ -278,6 +280,7 @@ CONSENSUS_BOUND = Claim(
         debias=False,
     ),
     check_consensus_bound,
+    bound=True,
 )
 
 
@@ -346,4 +349,5 @@ COMBINED_BOUND = Claim(
     make_control("biased-gradient", "a constant gradient bias of norm sigma", ("rates",), bias=1.0),
     check_combined_bound,
     uses=("L", "sigma2", "f_lower", "f_star"),
+    bound=True,
 )

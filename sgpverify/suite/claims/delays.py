@@ -217,4 +217,5 @@ DELAY_CONSENSUS = Claim(
         debias=False,
     ),
     check_delay_consensus,
+    bound=True,
 )

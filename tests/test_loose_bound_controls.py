@@ -1,0 +1,86 @@
+"""Controls of bound checks under a loose bound: "undetectable here", said with both ratios, counted apart
+from the missed ones, never settled; and only for bound checks, only past LOOSE_BOUND, only on a pass."""
+
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+from sgpverify import suite
+from sgpverify.report import summary_line
+from sgpverify.suite import QUICK, Check, SuiteResult
+from sgpverify.suite.claims import BY_NAME
+from sgpverify.suite.criteria import LOOSE_BOUND
+from sgpverify.suite.records import control_ok, control_record, exit_status, undetectable
+from sgpverify.suite.settle import needs_settling
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples"
+
+
+def _check(name, verdict="pass", slack=1e-3, control=None):
+    return Check(name, verdict, "m", "p", "c", "d", "x.py:1", extra={"slack": slack}, control=control)
+
+
+def _ctl(verdict="pass", slack=2e-3):
+    return {"verdict": verdict, "measured": f"max ratio {slack}", "extra": {"slack": slack}}
+
+
+BOUND, OTHER = BY_NAME["consensus-bound"], BY_NAME["stationarity-rate"]
+
+
+def test_the_bound_checks_are_marked_and_the_others_are_not():
+    marked = {c.name for c in suite.CLAIMS if c.bound}
+    assert marked == {"theorem1-bound", "descent-inequality", "consensus-bound", "combined-bound", "delay-consensus"}
+
+
+def test_undetectable_only_for_a_passing_bound_check_past_the_threshold_whose_control_passes():
+    why = undetectable(BOUND, _check(BOUND.name, slack=1e-3), _ctl(slack=3.6e-3))
+    assert why is not None and "1e+03 times above" in why and "0.0036 of the bound" in why
+    # the threshold: just under it, undetectable; at it, a miss
+    assert undetectable(BOUND, _check(BOUND.name, slack=LOOSE_BOUND * 0.99), _ctl(slack=0.5)) is not None
+    assert undetectable(BOUND, _check(BOUND.name, slack=LOOSE_BOUND), _ctl(slack=0.5)) is None
+    assert undetectable(OTHER, _check(OTHER.name, slack=1e-3), _ctl()) is None  # not a bound check
+    assert undetectable(BOUND, _check(BOUND.name, "fail", slack=1e-3), _ctl()) is None  # the check itself failed
+    assert undetectable(BOUND, _check(BOUND.name, slack=1e-3), _ctl("inconclusive")) is None
+    assert undetectable(BOUND, _check(BOUND.name, slack=1e-3), _ctl("fail", slack=2.0)) is None  # detected
+    for bad in (math.nan, math.inf, 0.0, -1.0, None):  # no ratio measured: no excuse
+        assert undetectable(BOUND, _check(BOUND.name, slack=bad), _ctl()) is None
+        assert undetectable(BOUND, _check(BOUND.name), _ctl(slack=bad)) is None
+
+
+def test_an_undetectable_control_is_neither_missed_nor_settled_and_the_summary_says_why():
+    rec = control_record(BOUND, _check(BOUND.name), {**_ctl(), "verdict": "pass"})
+    assert rec["detected"] is False and "undetectable" in rec
+    loose = _check(BOUND.name, control=rec)
+    missed = _check("stationarity-rate", control=control_record(OTHER, _check(OTHER.name), _ctl()))
+    assert control_ok(loose) and not needs_settling(loose)
+    assert not control_ok(missed) and needs_settling(missed)
+    res = SuiteResult(config=QUICK, seed=0, checks=(loose,), data={}, seconds=1.0, controls=True)
+    assert exit_status(res) == 0
+    line = summary_line(res)
+    assert "controls detected 0/0" in line and "undetectable under a loose bound: consensus-bound" in line
+    res = SuiteResult(config=QUICK, seed=0, checks=(loose, missed), data={}, seconds=1.0, controls=True)
+    assert exit_status(res) == 1 and "NOT: stationarity-rate" in summary_line(res)
+
+
+def test_the_guides_setting_gets_undetectable_bound_controls_and_no_round_for_them(monkeypatch):
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    sys.modules.pop("mymod", None)
+    kw = dict(nodes=16, edge_prob=0.3, controls=True, Ks=(128, 256), rate_replicas=4)
+    res = suite.verify("mymod:make", "erdos-renyi", only=["consensus-bound", "combined-bound"], **kw)
+    for c in res.checks:
+        assert c.verdict == "pass" and c.extra["slack"] < LOOSE_BOUND, (c.name, c.measured)
+        assert c.control["verdict"] == "pass" and "undetectable" in c.control, c.control
+    assert res.status == 0
+    settled = suite.verify(
+        "mymod:make", "erdos-renyi", only=["consensus-bound"], settle=True, budget=1, **kw
+    )  # nothing to settle: no round
+    assert settled.settle["checks"] == {} and settled.checks[0].control == res.checks[0].control
+
+
+@pytest.mark.parametrize("name", ["consensus-bound", "combined-bound", "descent-inequality"])
+def test_on_the_defaults_the_bound_controls_are_detected_not_excused(name):
+    res = suite.verify(only=[name], controls=True)  # the quick preset's ladders: the bounds sit within 100x
+    (c,) = res.checks
+    assert c.verdict == "pass" and c.control["detected"] and "undetectable" not in c.control, c.control
