@@ -81,6 +81,30 @@ def test_wide_intervals_get_replicas_and_moving_slopes_a_longer_ladder():
     assert not evidence_for(mixing, QUICK).runs and "no ladder" in evidence_for(mixing, QUICK).why
 
 
+def test_a_control_round_reads_the_control_and_keeps_the_ladders_start():
+    # the check passed in a round that started its ladder at its regime; its constant-step control (gamma =
+    # sqrt(n/K_min)) stayed inconclusive: shifting the ladder again would rerun the same picture
+    settled = "exponent -0.495 ... [settled in round 1 (...; the step-size regime needs K >= 3.4e+03 ...)]"
+    ctl = {
+        "name": "constant-step",
+        "detected": False,
+        "verdict": "inconclusive",
+        "measured": "erdos-renyi -0.200 [-0.217, -0.183]",
+        "detail": "the extrapolation carries the last of the estimates (-0.46, -0.41) 0.21 > delta = 0.05 out of "
+        "the band, where the last estimate lies: the model decides, not the data; larger x would settle it",
+    }
+    cfg = dataclasses.replace(QUICK, Ks=(4096, 8192, 16384))
+    ev = evidence_for(_check("stationarity-rate", "pass", "-0.495", settled, control=ctl), cfg)
+    assert ev.overrides == (("Ks", (4096, 8192, 16384, 32768, 65536)),) and "start kept" in ev.why
+    # a control whose own runs are outside a regime goes there, as a check does
+    ctl = dict(ctl, measured="not measured: the step-size regime needs K >= 5e+04", detail="... needs K >= 5e+04")
+    ((_, ladder),) = evidence_for(_check("stationarity-rate", "pass", "-0.495", "", control=ctl), cfg).overrides
+    assert ladder[0] >= 5e4 and ladder[0] / 2 < 5e4
+    # the check itself, inconclusive, still shifts its ladder (its gamma follows K)
+    moving = _check("stationarity-rate", detail="the extrapolation carries ...; larger x would settle it", control=ctl)
+    assert evidence_for(moving, cfg).overrides == (("Ks", (16384, 32768, 65536)),)
+
+
 def test_needs_settling_only_inconclusive_checks_and_missed_controls():
     assert needs_settling(_check("a"))
     assert not needs_settling(_check("a", "pass"))

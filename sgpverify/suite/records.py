@@ -132,8 +132,9 @@ def undetectable(claim: Claim, check: Check, control: dict[str, Any]) -> str | N
 
 def control_record(claim: Claim, check: Check, control: dict[str, Any]) -> dict[str, Any]:
     """A check's control entry from its result dict on the control's data: ``detected`` iff the check
-    fails there; for a bound check, ``slack``: the control's largest measured/bound ratio;
-    ``undetectable`` (the reason, only where it applies: :func:`undetectable`)."""
+    fails there; ``detail`` where it was not detected (what a settling round for it reads); for a
+    bound check, ``slack``: the control's largest measured/bound ratio; ``undetectable`` (the reason,
+    only where it applies: :func:`undetectable`)."""
     rec = {
         "name": claim.control.name,
         "description": claim.control.description,
@@ -141,6 +142,8 @@ def control_record(claim: Claim, check: Check, control: dict[str, Any]) -> dict[
         "detected": control["verdict"] == "fail",
         "measured": control["measured"],
     }
+    if not rec["detected"]:
+        rec["detail"] = control.get("detail", "")  # what a settling round for the control reads
     if claim.bound and "slack" in control.get("extra", {}):
         rec["slack"] = control["extra"]["slack"]  # the control's largest measured/bound ratio
     why = undetectable(claim, check, control)

@@ -126,8 +126,11 @@ def evidence_for(check: Check, cfg: SuiteConfig) -> Evidence:
     by the rules of this module: fixed before any round is seen, chosen by what the verdict says
     it lacks."""
     text = f"{check.measured}; {check.detail}"
-    if check.control is not None and check.verdict != "inconclusive" and not check.control.get("detected"):
-        text = f"{check.control.get('measured', '')}; {text}"
+    # a round for the control of a decisive check: what the control's verdict says it lacks (the check's
+    # own text, from the run that settled it, would send the control where the check needed to go)
+    for_control = check.control is not None and check.verdict != "inconclusive" and not check.control.get("detected")
+    if for_control:
+        text = f"{check.control.get('measured', '')}; {check.control.get('detail', '')}"
     ladders = _ladders(check.name)
     if check.verdict == "not applicable" or "not applicable" in check.measured:
         return Evidence((), f"not applicable: {check.detail or check.measured}")
@@ -160,6 +163,14 @@ def evidence_for(check: Check, cfg: SuiteConfig) -> Evidence:
             over.append((field, _scaled(getattr(cfg, field), 2)))
             over.append((reps, 2 * getattr(cfg, reps)))
         why = "an interval too wide for the band: twice the replicas, and the ladder one doubling further"
+    elif for_control:
+        # a departure can act relative to the ladder's start (the constant-step control's gamma =
+        # sqrt(n/K_min)): shifting the ladder would rerun the same picture at larger K, so the control's
+        # ladder keeps its start and gets two doublings more
+        for field, _ in ladders:
+            ladder = tuple(getattr(cfg, field))
+            over.append((field, ladder + tuple(int(ladder[-1]) * 2**j for j in range(1, 1 + int(math.log2(SHIFT))))))
+        why = "the control's departure is still emerging at the end of the ladder: two doublings more, its start kept"
     else:
         for field, _ in ladders:
             over.append((field, _scaled(getattr(cfg, field), SHIFT)))
