@@ -300,9 +300,7 @@ def _method(algorithm, average_every):
     if isinstance(algorithm, LocalSGD) and average_every is not None:
         H = check_int("average_every", average_every, min_value=1)
         if H != algorithm.average_every:
-            raise ValueError(
-                f"average_every = {H} differs from the method's, {algorithm!r}: give H in one place"
-            )
+            raise ValueError(f"average_every = {H} differs from the method's, {algorithm!r}: give H in one place")
         return algorithm, None
     return algorithm, average_every
 
