@@ -168,7 +168,7 @@ def test_bad_methods_and_options_are_named():
         sv.simulate(prob, graphs.ring(4), step_size=0.1, n_iter=2, algorithm="push-diging", momentum=0.5)
     with pytest.raises(ValueError, match="algorithm must be one of"):
         sv.simulate(prob, graphs.ring(4), step_size=0.1, n_iter=2, algorithm="push-dig")
-    assert set(METHODS) == {"push-diging"}
+    assert set(METHODS) == {"sgp", "dpsgd", "allreduce", "local-sgd", "push-diging"}
 
 
 def test_the_guides_push_diging_example_prints_what_the_guide_shows():

@@ -310,7 +310,6 @@ def _add_mixing(sub):
 
 def _add_simulate(sub):
     """The ``simulate`` subcommand."""
-    from ..engine import ALGORITHMS
     from ..engine.methods import METHODS
 
     s = sub.add_parser(
@@ -330,7 +329,7 @@ def _add_simulate(sub):
     s.add_argument("--delay", choices=("fixed", "random"), help="delay model, with --tau >= 1 (default fixed)")
     s.add_argument(
         "--algorithm",
-        choices=ALGORITHMS + tuple(METHODS),
+        choices=tuple(METHODS),
         default="sgp",
         help="one of: %(choices)s (default sgp; push-diging: gradient tracking)",
     )

@@ -39,6 +39,11 @@ The submodules, each importing only those above it:
 - :mod:`~sgpverify.engine.step`: one iteration's direction and update (:class:`~sgpverify.engine.step.Stepper`);
 - :mod:`~sgpverify.engine.trace`: the result, :class:`Trace`, and its recording;
 - :mod:`~sgpverify.engine.simulation`: :func:`simulate`, the setup and the loop.
+
+Beside them, :mod:`~sgpverify.engine.methods`: the Method protocol and the built-in methods,
+one file each (SGP, D-PSGD, AllReduce, local SGD, Push-DIGing). ``simulate`` runs a method
+through the fused step above where the method names one (SGP, D-PSGD, AllReduce, local SGD),
+else through the protocol's generic loop.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from ..mixing import DelayModel, MixingSchedule, as_topology, check_delay_shape,
 from ..problems import check_problem, replica_grads
 from ..usercode import check_outputs
 from ..validation import check_choice, check_float, check_int, check_memory, check_seed
-from .methods import METHODS, Method, method_by_name, run_method
+from .methods import METHODS, LocalSGD, Method, fused_path, method_by_name, run_method
 from .methods.loop import SERIES as METHOD_SERIES
 from .mixers import Mixer, State
 from .step import Stepper
@@ -35,7 +35,9 @@ DELAY_BYTES_PER_NODE = 120
 #: the step and the mixing's output, with margin; each delay slot adds two (values and weights).
 STATE_COPIES = 7
 
-ALGORITHMS = ("sgp", "dpsgd", "allreduce", "local-sgd")
+#: The names of the built-in methods that the engine runs through its fused step (each of
+#: :data:`~sgpverify.engine.methods.METHODS` names its own, or none).
+ALGORITHMS = tuple(name for name, cls in METHODS.items() if cls.fused is not None)
 
 
 def simulate(
@@ -47,7 +49,7 @@ def simulate(
     x0: npt.ArrayLike | None = None,
     tau: int = 0,
     delay: str | DelayModel | sp.sparray | npt.ArrayLike = "fixed",
-    algorithm: str = "sgp",
+    algorithm: str | Method = "sgp",
     replicas: int = 1,
     seed: int | np.random.SeedSequence | None = 0,
     record_every: int = 1,
@@ -81,13 +83,18 @@ def simulate(
     delay : {"fixed", "random"}, DelayModel or per-link matrix
         Delay of each message when ``tau > 0``.
     algorithm : {"sgp", "dpsgd", "allreduce", "local-sgd", "push-diging"} or Method
-        "sgp": push-sum gossip on ``X - gamma G`` (Algorithm 1); "dpsgd":
-        ``X <- W X - gamma G`` with doubly stochastic Metropolis weights;
-        "allreduce": exact averaging every step; "local-sgd": local steps,
-        exact averaging every ``average_every`` steps; "push-diging":
-        gradient tracking over the same push matrices
-        (:class:`~sgpverify.engine.methods.PushDIGing`); or a user's
-        :class:`~sgpverify.engine.methods.Method` object.
+        A :class:`~sgpverify.engine.methods.Method` object, or the name of a
+        built-in one (:data:`~sgpverify.engine.methods.METHODS`; the name and
+        the object give the same run): "sgp" (:class:`~sgpverify.engine.methods.SGP`),
+        push-sum gossip on ``X - gamma G`` (Algorithm 1); "dpsgd"
+        (:class:`~sgpverify.engine.methods.DPSGD`), ``X <- W X - gamma G`` with
+        doubly stochastic Metropolis weights; "allreduce", exact averaging every
+        step; "local-sgd" (``LocalSGD(H)``), local steps, exact averaging every
+        H steps; "push-diging", gradient tracking over the same push matrices
+        (:class:`~sgpverify.engine.methods.PushDIGing`). The engine runs a
+        method through its fused step where the method names one
+        (:func:`~sgpverify.engine.methods.fused_path`), else through the
+        generic loop.
     replicas : int
         Independent Monte-Carlo runs in one vectorised pass (graph and delays
         shared). Gradient noise: replica r's own stream
@@ -107,7 +114,7 @@ def simulate(
         The authors' overlap variant (docs/theory.md section 1b, "Send-before-step"): the gossip mixes
         ``X`` before the gradient step, ``X <- P X - gamma G``.
     average_every : int, optional
-        H for "local-sgd" (default 10).
+        H for "local-sgd" (default 10; ``LocalSGD(H)`` says the same).
     track_mass : bool
         Keep the running sum of applied steps for ``mass_error`` (one extra
         read of the step per iteration). With False, mass_error is NaN.
@@ -163,18 +170,8 @@ def simulate(
     ((8, 4), True)
     """
     problem = check_problem(problem)
-    method = None
-    if isinstance(algorithm, str) and algorithm in METHODS:
-        method = method_by_name(algorithm)
-    elif not isinstance(algorithm, str):
-        if not isinstance(algorithm, Method):
-            raise TypeError(
-                f"algorithm must be one of {', '.join(ALGORITHMS + tuple(METHODS))} or a Method object "
-                f"(name, start, points, step, tracking_error), got {type(algorithm).__name__}"
-            )
-        method = algorithm
-    else:
-        algorithm = check_choice("algorithm", algorithm, ALGORITHMS + tuple(METHODS))
+    method, average_every = _method(algorithm, average_every)
+    algorithm = fused_path(method)  # the fused step that computes it, or None
     gamma = check_float("step_size", step_size, low=0.0, low_open=True)
     n_iter = check_int("n_iter", n_iter, min_value=0)
     tau = check_int("tau", tau, min_value=0)
@@ -192,7 +189,7 @@ def simulate(
         record_states=state_every if record_states else False,
     )  # fmt: skip
     check_memory("simulate", need, f"n = {n}, d = {d}, replicas = {R}, {n_iter} iterations, tau = {tau}")
-    if method is not None:
+    if algorithm is None:  # no fused step: the generic loop
         return _simulate_method(
             method, problem, topology, gamma=gamma, n_iter=n_iter, x0=x0, tau=tau, delay=delay, R=R, seed=seed,
             record_every=record_every, progress=progress,
@@ -203,8 +200,8 @@ def simulate(
         raise ValueError(f"tau applies to algorithm 'sgp' only, got tau = {tau} with {algorithm!r}")
     if algorithm != "sgp" and send_before_step:
         raise ValueError(f"send_before_step applies to algorithm 'sgp' only, got {algorithm!r}")
-    H = 10 if average_every is None else check_int("average_every", average_every, min_value=1)
-    if average_every is not None and algorithm != "local-sgd":
+    H = method.average_every if algorithm == "local-sgd" else 10
+    if average_every is not None:
         raise ValueError(f"average_every applies to algorithm 'local-sgd' only, got {algorithm!r}")
     mixer, model, topo_name = _schedule(as_topology(topology), algorithm, n, tau, delay, seed)
     X = _initial_state(x0, n, R, d)
@@ -281,8 +278,31 @@ def simulate(
         xs, ws, zs = xs[0], ws[0], zs[0]
     arrays = dict([("x", xs), ("w", ws), ("z", zs)] + list(rec.series().items()))
     return _trace(
-        algorithm, problem, topo_name, model, gamma, n_iter, tau, seed, R, effective, rec.state_max, arrays, owned=True
-    )
+        method.name, problem, topo_name, model, gamma, n_iter, tau, seed, R, effective, rec.state_max, arrays,
+        owned=True,
+    )  # fmt: skip
+
+
+def _method(algorithm, average_every):
+    """The :class:`~sgpverify.engine.methods.Method` that ``algorithm`` names or is, and what is
+    left of ``average_every`` for the checks of the other options: a local SGD takes it (a name
+    becomes ``LocalSGD(average_every)``; an object must say the same H)."""
+    if isinstance(algorithm, str):
+        name = check_choice("algorithm", algorithm, tuple(METHODS))
+        if name == "local-sgd" and average_every is not None:
+            return LocalSGD(average_every), None
+        return method_by_name(name), average_every
+    if not isinstance(algorithm, Method):
+        raise TypeError(
+            f"algorithm must be one of {', '.join(METHODS)} or a Method object "
+            f"(name, start, points, step, tracking_error), got {type(algorithm).__name__}"
+        )
+    if isinstance(algorithm, LocalSGD) and average_every is not None:
+        H = check_int("average_every", average_every, min_value=1)
+        if H != algorithm.average_every:
+            raise ValueError(f"average_every = {H} differs from the method's, {algorithm!r}: give H in one place")
+        return algorithm, None
+    return algorithm, average_every
 
 
 def _trace(
@@ -364,8 +384,9 @@ def memory_estimate(
 def _simulate_method(
     method, problem, topology, *, gamma, n_iter, x0, tau, delay, R, seed, record_every, progress, unused
 ):
-    """:func:`simulate` for a :class:`~sgpverify.engine.methods.Method` (``algorithm="push-diging"`` or a
-    user's): the schedule's (delay-augmented) push matrices, the run's gradient streams, the records."""
+    """:func:`simulate` for a :class:`~sgpverify.engine.methods.Method` without a fused step
+    (``algorithm="push-diging"``, a user's, ``SGP(fused=False)``): the schedule's
+    (delay-augmented) matrices of the method's ``weights``, the run's gradient streams, the records."""
     for opt, value in unused.items():
         if value:
             raise ValueError(
@@ -373,14 +394,25 @@ def _simulate_method(
             )
     n, d = int(problem.n_nodes), int(problem.dim)
     topology = as_topology(topology)
-    if isinstance(topology, MixingSchedule):
+    weights = getattr(method, "weights", "push")
+    if weights not in ("push", "metropolis", None):
+        raise ValueError(f"weights of method {method.name!r} must be 'push', 'metropolis' or None, got {weights!r}")
+    topo_name = None
+    if weights is None:  # the method averages by itself: the identity, no messages
+        if tau > 0:
+            raise ValueError(f"tau applies to methods that gossip (weights), got tau = {tau} with {method.name!r}")
+        if isinstance(topology, Topology) and topology.n != n:
+            raise ValueError(f"topology has {topology.n} nodes but problem.n_nodes = {n}")
+        topo_name = getattr(topology, "name", "matrices")
+        schedule = mixing_schedule(sp.identity(n, format="csr"))
+    elif isinstance(topology, MixingSchedule):
         if topology.tau != 0:
             raise ValueError("pass an un-augmented schedule and tau separately")
         schedule = topology if tau == 0 else None
         if schedule is None:
             raise ValueError(f"tau > 0 with {method.name!r} needs a topology or matrices, got a MixingSchedule")
     else:
-        schedule = mixing_schedule(topology, tau=tau, delay=delay, seed=seed)
+        schedule = mixing_schedule(topology, weights=weights, tau=tau, delay=delay, seed=seed)
     if schedule.n != n:
         raise ValueError(f"topology has {schedule.n} nodes but problem.n_nodes = {n}")
     X = _initial_state(x0, n, R, d)
@@ -402,7 +434,7 @@ def _simulate_method(
         arrays[name] = arr[:, 0] if squeeze and arr.ndim == 2 else arr
     effective = gamma / res["w_low"]
     return _trace(
-        method.name, problem, schedule.name, schedule.model, gamma, n_iter, tau, seed, R, effective,
+        method.name, problem, topo_name or schedule.name, schedule.model, gamma, n_iter, tau, seed, R, effective,
         res["state_max"], arrays,
     )  # fmt: skip
 

@@ -1,4 +1,5 @@
-"""The method protocol: the state a method carries, its step, and its points."""
+"""The method protocol: the state a method carries, its step, and its points; :func:`mix` (a
+matrix times a state) and :func:`fused_path` (which fused step of the engine computes a method)."""
 
 from __future__ import annotations
 
@@ -18,8 +19,12 @@ class MethodState:
     mixes nothing by itself: the method's :meth:`Method.step` does, with the matrix it is given.
     ``grads`` holds the last stochastic gradients of the real nodes ``(n, R, d)`` (None before the
     first), ``applied``
-    the node sum of the steps applied so far ``(R, d)`` (for the mass bookkeeping), ``lost`` is
-    unused by the built-in methods and free for a user's.
+    the node sum of the steps applied so far ``(R, d)`` (for the mass bookkeeping), ``extra``
+    free for a method's own arrays. One key of ``extra`` is read by the engine: ``"sent"``, set by
+    a step to the ``(N, R, d)`` numerators its messages carried (what it multiplied by ``P``,
+    SGP's ``x - gamma g``), so that the shares of lost messages are counted from it; without it
+    the engine counts ``x - gamma y`` (``y`` the vector named ``"y"``, where there is one) before
+    the step.
     """
 
     n: int
@@ -38,6 +43,17 @@ class Method(Protocol):
     ----------
     name : str
         Its name in the :class:`~sgpverify.engine.Trace` (``Trace.algorithm``).
+    weights : {"push", "metropolis"} or None, optional
+        The matrices ``step`` is given: a topology's push weights (column stochastic, the
+        default when the attribute is absent), its Metropolis weights (doubly stochastic,
+        D-PSGD), or None for a method that averages by itself and needs none (the engine then
+        passes the identity).
+    fused : str or None, optional
+        The engine's fused step (:mod:`sgpverify.engine.step`) that computes the same recursion
+        as this class's ``start``, ``points`` and ``step``, or None (the default). Where it is
+        set and a subclass keeps those three methods, :func:`~sgpverify.engine.simulate` runs that
+        step (vectorised, compiled where numba is installed) instead of the generic loop; an
+        implementation detail the engine picks (:func:`fused_path`), with the same recursion.
 
     Methods
     -------
@@ -68,3 +84,41 @@ class Method(Protocol):
     def step(self, k: int, P: Any, state: MethodState, gamma: float, grad: Any) -> None: ...
 
     def tracking_error(self, state: MethodState) -> np.ndarray | None: ...
+
+
+def mix(P: Any, A: np.ndarray) -> np.ndarray:
+    """``P @ A`` for an ``(N, R, d)`` (or ``(N, R)``) array and an ``(N, N)`` sparse matrix."""
+    flat = A.reshape(A.shape[0], -1)
+    return np.asarray(P @ flat).reshape(A.shape)
+
+
+#: The parts of a method that a fused step stands for: a subclass that overrides one of them
+#: computes something else, and runs through the generic loop.
+FUSED_PARTS = ("start", "points", "step")
+
+
+def fused_path(method: object) -> str | None:
+    """The name of the engine's fused step that computes ``method`` (its ``fused``), or None.
+
+    None where the method declares none, or where its class overrides :data:`FUSED_PARTS` of the
+    class that declared it (a variant of a built-in method runs as the user wrote it).
+
+    Examples
+    --------
+    >>> from sgpverify.engine.methods import SGP, PushDIGing
+    >>> fused_path(SGP()), fused_path(PushDIGing())
+    ('sgp', None)
+    >>> class Doubled(SGP):
+    ...     def step(self, k, P, state, gamma, grad):
+    ...         super().step(k, P, state, 2 * gamma, grad)
+    >>> fused_path(Doubled()) is None
+    True
+    """
+    fused = getattr(method, "fused", None)
+    if fused is None:
+        return None
+    cls = type(method)
+    owner = next((c for c in cls.__mro__ if "fused" in vars(c)), None)
+    if owner is None or any(getattr(cls, part, None) is not getattr(owner, part, None) for part in FUSED_PARTS):
+        return None
+    return fused

@@ -95,16 +95,19 @@ def run_method(
             record(k)
         P = schedule.matrix(k)
         missing = 1.0 - np.asarray(P.sum(axis=0)).ravel()  # shares of lost messages, per sender
-        if np.any(missing > 0):
+        lossy = bool(np.any(missing > 0))
+        if lossy:  # what the messages carry, before the step (a step may update in place)
             x, w = state.vectors["x"], state.scalars.get("w")
             y = state.vectors.get("y")
-            sent = x - gamma * y if y is not None else x
-            lost_x += np.tensordot(missing, sent, axes=(0, 0))
+            sent = x - gamma * y if y is not None else x.copy()
             if w is not None:
                 lost_w += missing @ w
         if "w" in state.scalars:
             w_low = min(w_low, float(state.scalars["w"][:n].min()))
         method.step(k, P, state, gamma, grad)
+        carried = state.extra.pop("sent", None)  # the step said what its messages carried
+        if lossy:
+            lost_x += np.tensordot(missing, sent if carried is None else carried, axes=(0, 0))
         if progress is not None:
             progress(k)
     record(n_iter)

@@ -6,13 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from .base import MethodState
+from .base import MethodState, mix
 
-
-def mix(P: Any, A: np.ndarray) -> np.ndarray:
-    """``P @ A`` for an ``(N, R, d)`` (or ``(N, R)``) array and an ``(N, N)`` sparse matrix."""
-    flat = A.reshape(A.shape[0], -1)
-    return np.asarray(P @ flat).reshape(A.shape)
+__all__ = ["PushDIGing", "mix"]
 
 
 class PushDIGing:
@@ -41,6 +37,8 @@ class PushDIGing:
     """
 
     name = "push-diging"
+    weights = "push"
+    fused = None  # no fused step: the engine runs it through the generic loop
 
     def start(self, n: int, X0: np.ndarray, grad: Any) -> MethodState:
         N, R, _ = X0.shape
