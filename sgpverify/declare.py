@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from . import declared_checks
+from .engine.methods import METHODS
 from .suite import settle as _settle
 from .suite.claims import BY_NAME, register, unregister
 from .suite.criteria import RATE_DELTA, RATE_OMEGA
@@ -353,7 +354,7 @@ def _label(obj):
     return obj if isinstance(obj, str) else getattr(obj, "name", None) or type(obj).__name__
 
 
-_METHODS = ("sgp", "dpsgd", "allreduce", "local-sgd", "push-diging")
+_METHODS = tuple(METHODS)  # the engine's built-in methods, by name
 
 
 @dataclasses.dataclass(frozen=True)
