@@ -98,8 +98,9 @@ def main() -> None:
         n, K = (int(v) for v in case.split(":"))
         r = analyse(n, K, args.tol)
         print(
-            f"n={r['n']} K={r['K']}: worst case {r['value']:.6g} in {r['seconds']:.1f} s; node 0: {r['points']} points, "
-            f"{r['active']} of {r['pairs']} pair constraints active (largest violation {r['max_violation']:.1e} of "
+            f"n={r['n']} K={r['K']}: worst case {r['value']:.6g} in {r['seconds']:.1f} s; "
+            f"node 0: {r['points']} points, {r['active']} of {r['pairs']} pair constraints active "
+            f"(largest violation {r['max_violation']:.1e} of "
             f"scale); Gram side {r['gram']}, numerical rank {r['rank']}"
         )
         for k, v in r["pattern"].items():
