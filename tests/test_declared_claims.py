@@ -265,3 +265,15 @@ def test_exponent_omega_tuple_reaches_the_test():
     got = exponent_check(declare.exponent("H", 2.0, band=0.1, omega=(1.0, 2.0)), runs, "m")
     assert got["verdict"] == "pass", got["detail"]
     assert got["extra"]["test"]["omega"] == [1.0, 2.0], got["extra"]["test"]
+
+
+def test_a_declared_bound_far_above_the_measurement_has_an_undetectable_control(registered):
+    # the consensus average is about 4 gamma^2: a bound of 2e4 gamma^2 sits 5000 times above it, and the
+    # no-debias departure stays under it; the suite's rule for its own bound checks applies alike
+    c = registered(_claim("t-bound-loose", prediction=declare.bound("gamma**2 * 20000")))
+    assert suite.BY_NAME[c.name].bound
+    res, chk = _run("t-bound-loose")
+    assert chk.verdict == "pass" and chk.extra["slack"] < 1e-2, chk.detail
+    assert chk.control["verdict"] == "pass" and not chk.control["detected"], chk.control
+    assert "undetectable" in chk.control and chk.control["slack"] < 1e-2
+    assert res.status == 0 and "undetectable under a loose bound: t-bound-loose" in sv.report.summary_line(res)
