@@ -84,3 +84,18 @@ def test_on_the_defaults_the_bound_controls_are_detected_not_excused(name):
     res = suite.verify(only=[name], controls=True)  # the quick preset's ladders: the bounds sit within 100x
     (c,) = res.checks
     assert c.verdict == "pass" and c.control["detected"] and "undetectable" not in c.control, c.control
+
+
+def test_a_round_never_excuses_a_control_the_planned_run_missed():
+    from sgpverify.suite.settle import _merge
+
+    missed = {"name": "no-debias", "verdict": "pass", "detected": False, "measured": "m", "detail": "d"}
+    excused = dict(missed, undetectable="the bound is 500 times above the measurement here ...")
+    # the planned run judged the check (pass, a bound 20x loose) and missed its control: still a miss
+    old = _check(BOUND.name, "pass", slack=0.05, control=missed)
+    got = _merge(old, _check(BOUND.name, "pass", slack=2e-3, control=excused), 1, 1, "why", ())
+    assert "undetectable" not in got.control and not control_ok(got)
+    # the planned run could not judge the check (inconclusive): the round is its first judgement
+    old = _check(BOUND.name, "inconclusive", slack=None, control=dict(missed, verdict="inconclusive"))
+    got = _merge(old, _check(BOUND.name, "pass", slack=2e-3, control=excused), 1, 1, "why", ())
+    assert got.verdict == "pass" and "undetectable" in got.control and control_ok(got)

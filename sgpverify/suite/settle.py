@@ -415,8 +415,9 @@ def settle(
 
 def _merge(old: Check, new: Check, r: int, stream: int, why: str, over) -> Check:
     """``old`` after a round that gave ``new``: the round's verdict where the planned one was
-    inconclusive, the round's control where the planned control was not detected; a decisive
-    planned verdict and a detected planned control are kept."""
+    inconclusive, the round's control where the planned control was not detected (undetectable
+    under a loose bound only where the round judged the check first); a decisive planned verdict
+    and a detected planned control are kept."""
     settled = f"settled in round {r} (noise stream {stream}; {why}; {'; '.join(f'{k} = {v}' for k, v in over)})"
     out = old
     if old.verdict == "inconclusive":
@@ -429,5 +430,10 @@ def _merge(old: Check, new: Check, r: int, stream: int, why: str, over) -> Check
             extra=new.extra,
         )
     if old.control is not None and not old.control.get("detected") and new.control is not None:
-        out = dataclasses.replace(out, control=dict(new.control))
+        ctl = dict(new.control)
+        if old.verdict != "inconclusive":
+            # the planned run judged the check and missed its control: a round detects it or not, and
+            # never excuses it as undetectable (only a round that judges the check first may)
+            ctl.pop("undetectable", None)
+        out = dataclasses.replace(out, control=ctl)
     return out
