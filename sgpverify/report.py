@@ -155,6 +155,8 @@ def format_table(checks: Sequence[Check], width: int = 100, before: Mapping[str,
                 row += (f"{ctl['name']} (not run)",)
             elif "undetectable" in ctl:
                 row += (f"{ctl['name']} (undetectable here)",)
+            elif "vacuous" in ctl:
+                row += (f"{ctl['name']} (no departure here)",)
             else:
                 row += (ctl["name"] if ctl["detected"] else f"MISSED {ctl['name']} ({ctl['verdict']})",)
         rows.append(row + (c.measured,))
@@ -203,11 +205,13 @@ def summary_line(result: SuiteResult) -> str:
 
         missed = [c.name for c in result.checks if not control_ok(c)]
         loose = [c.name for c in result.checks if c.control and "undetectable" in c.control]
-        counted = sum(c.verdict != "not applicable" for c in result.checks) - len(loose)
+        none = [c.name for c in result.checks if c.control and "vacuous" in c.control and c.name not in loose]
+        counted = sum(c.verdict != "not applicable" for c in result.checks) - len(loose) - len(none)
         parts.append(
             f"controls detected {counted - len(missed)}/{counted}"
             + (f" (NOT: {', '.join(missed)})" if missed else "")
             + (f"; undetectable under a loose bound: {', '.join(loose)}" if loose else "")
+            + (f"; the departure departs from nothing here: {', '.join(none)}" if none else "")
         )
     status = result.status
     word = {
@@ -271,6 +275,8 @@ def write_report(
                 seen = "not applicable" if c.verdict == "not applicable" else None
                 if seen is None and "undetectable" in c.control:
                     seen = "undetectable here (a loose bound)"
+                if seen is None and "vacuous" in c.control:
+                    seen = "no departure here"
                 seen = seen or ("detected" if c.control["detected"] else "**NOT detected**")
                 ctl = f" {c.control['name']}: {seen} |"
             lines.append(f"| [{c.name}](#{c.name}) | {c.measured} | {c.predicted} | {v} |{ctl} `{c.code}` |")
@@ -299,6 +305,7 @@ def write_report(
                     f"({'detected' if c.control['detected'] else 'NOT detected'}); measured "
                     f"{c.control['measured']}"
                     + (f"; undetectable here: {c.control['undetectable']}" if "undetectable" in c.control else "")
+                    + (f"; no departure here: {c.control['vacuous']}" if "vacuous" in c.control else "")
                 )
             lines.append("")
         if result.settle is not None and result.settle["checks"]:

@@ -99,3 +99,35 @@ def test_a_round_never_excuses_a_control_the_planned_run_missed():
     old = _check(BOUND.name, "inconclusive", slack=None, control=dict(missed, verdict="inconclusive"))
     got = _merge(old, _check(BOUND.name, "pass", slack=2e-3, control=excused), 1, 1, "why", ())
     assert got.verdict == "pass" and "undetectable" in got.control and control_ok(got)
+
+
+def test_no_debias_departs_from_nothing_only_where_every_weight_stays_one():
+    from sgpverify.suite.departures import NONE, Variant, vacuous
+
+    nodebias = Variant(name="no-debias", debias=False)
+    flat = {"rates": {"schedules": {"h": {"runs": [{"K": 512, "n": 16, "weight_min": 1.0, "weight_max": 1.0}] * 3}}}}
+    why = vacuous(nodebias, flat)
+    assert why is not None and "3 runs stays 1" in why
+    assert vacuous(NONE, flat) is None and vacuous(Variant(name="b", bias=1.0), flat) is None
+    moved = {
+        "rates": {
+            "runs": [{"K": 512, "n": 16, "weight_min": 1.0, "weight_max": 1.0}, {"weight_min": 0.98, "weight_max": 1.0}]
+        }
+    }
+    assert vacuous(nodebias, moved) is None  # one schedule whose weights move: the departure acts there
+    for bad in (math.nan, None, 1.0 + 1e-6):
+        assert vacuous(nodebias, {"r": {"runs": [{"K": 8, "n": 4, "weight_min": bad, "weight_max": 1.0}]}}) is None
+    assert vacuous(nodebias, {"r": {"runs": []}}) is None and vacuous(nodebias, {"r": {"error": "x"}}) is None
+
+
+def test_on_the_hypercube_the_no_debias_controls_depart_from_nothing(monkeypatch):
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    sys.modules.pop("mymod", None)
+    res = suite.verify("mymod:make", "hypercube", nodes=16, controls=True, only=["consensus-bound"], Ks=(256, 512))
+    (c,) = res.checks
+    assert c.verdict == "pass" and not c.control["detected"] and "stays 1" in c.control["vacuous"], c.control
+    assert control_ok(c) and not needs_settling(c) and res.status == 0
+    assert "departs from nothing here: consensus-bound" in summary_line(res)
+    # where the weights move (Erdos-Renyi), the same departure acts, and nothing is excused that way
+    res = suite.verify("mymod:make", "erdos-renyi", nodes=16, edge_prob=0.3, controls=True, only=["consensus-bound"])
+    assert "vacuous" not in res.checks[0].control

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from ..problems import ProblemProtocol
 
-__all__ = ["Variant", "NONE", "Perturbed", "Declared", "per_replica", "wrap_topology", "disconnected"]
+__all__ = ["Variant", "NONE", "Perturbed", "Declared", "per_replica", "wrap_topology", "disconnected", "vacuous"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,6 +57,51 @@ class Variant:
 
 
 NONE = Variant()
+
+
+def vacuous(variant: Variant, main: dict[str, Any]) -> str | None:
+    """Why ``variant`` departs from nothing on this setting, judged on the main (undeparted) data
+    of the experiments it reruns, or None.
+
+    No de-biasing (``debias=False``) is push-sum itself where every push-sum weight of every run
+    stays 1 (a doubly stochastic schedule: the hypercube's or the one-peer exponential graph's pairs,
+    AllReduce): z = x / w = x. Equal to 1 means within the round-off of K sums of n halves
+    (``4 eps K n``, with each run's K and n where it records them). The other departures always act.
+    """
+    if variant.debias:
+        return None
+    runs = [r for d in main.values() if isinstance(d, dict) and "error" not in d for r in _records(d)]
+    runs = [r for r in runs if "weight_max" in r]
+    if not runs:
+        return None
+    tol = 4 * float(np.finfo(float).eps) * max(int(r.get("K", 1)) * int(r.get("n", 1)) for r in runs)
+    ok = all(
+        isinstance(w, (int, float)) and abs(w - 1) <= tol for r in runs for w in (r["weight_min"], r["weight_max"])
+    )
+    if not ok:
+        return None
+    return (
+        f"every push-sum weight of the {len(runs)} runs stays 1 (within {tol:.1g}): the schedule is doubly "
+        "stochastic, so push-sum without de-biasing is push-sum itself (z = x / w = x) and departs from nothing"
+    )
+
+
+def _records(obj: Any) -> list[dict]:
+    """The run records (dicts with a ``weight_min``) under ``obj``."""
+    out: list[dict] = []
+
+    def walk(o):
+        if isinstance(o, dict):
+            if "weight_min" in o:
+                out.append(o)
+            for v in o.values():
+                walk(v)
+        elif isinstance(o, list):
+            for v in o:
+                walk(v)
+
+    walk(obj)
+    return out
 
 
 def per_replica(

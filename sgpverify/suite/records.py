@@ -25,6 +25,7 @@ __all__ = [
     "control_record",
     "undetectable",
     "control_ok",
+    "excused",
     "code_of",
     "CHECK_VERDICTS",
 ]
@@ -130,11 +131,12 @@ def undetectable(claim: Claim, check: Check, control: dict[str, Any]) -> str | N
     )
 
 
-def control_record(claim: Claim, check: Check, control: dict[str, Any]) -> dict[str, Any]:
+def control_record(claim: Claim, check: Check, control: dict[str, Any], vacuous: str | None = None) -> dict[str, Any]:
     """A check's control entry from its result dict on the control's data: ``detected`` iff the check
     fails there; ``detail`` where it was not detected (what a settling round for it reads); for a
     bound check, ``slack``: the control's largest measured/bound ratio; ``undetectable`` (the reason,
-    only where it applies: :func:`undetectable`)."""
+    only where it applies: :func:`undetectable`); ``vacuous``: why the departure departs from nothing
+    on this setting (:func:`sgpverify.suite.departures.vacuous`), where it does not detect it."""
     rec = {
         "name": claim.control.name,
         "description": claim.control.description,
@@ -149,6 +151,8 @@ def control_record(claim: Claim, check: Check, control: dict[str, Any]) -> dict[
     why = undetectable(claim, check, control)
     if why is not None:
         rec["undetectable"] = why
+    if vacuous is not None and not rec["detected"]:
+        rec["vacuous"] = vacuous
     return rec
 
 
@@ -199,10 +203,15 @@ class SuiteResult:
 
 
 def control_ok(check: Check) -> bool:
-    """No control, or it was detected, or it is undetectable on this setting (a loose bound), or the
-    check does not apply."""
+    """No control, or it was detected, or it cannot be on this setting (undetectable under a loose bound,
+    or a departure that departs from nothing here), or the check does not apply."""
     ctl = check.control
-    return ctl is None or ctl["detected"] or "undetectable" in ctl or check.verdict == "not applicable"
+    return ctl is None or ctl["detected"] or excused(ctl) or check.verdict == "not applicable"
+
+
+def excused(control: dict[str, Any]) -> bool:
+    """Whether a control entry is excused on this setting: ``undetectable`` or ``vacuous``."""
+    return "undetectable" in control or "vacuous" in control
 
 
 def exit_status(result: SuiteResult) -> int:

@@ -12,7 +12,7 @@ from ..usercode import user_error
 from ..validation import check_float, check_int
 from .claims import CHECK_NAMES, CLAIMS, load_file
 from .config import PRESETS, QUICK, SuiteConfig, config_from_dict, validate_config
-from .departures import NONE, Variant
+from .departures import NONE, Variant, vacuous
 from .experiments import EXPERIMENTS, needs_of, run_experiments
 from .records import Check, CheckError, Claim, SuiteResult, code_of, control_record
 from .setting import setting_code, upload_files
@@ -338,7 +338,8 @@ def run_suite(
                     for k in ctl.experiments
                 }
             )
-            chk = dataclasses.replace(chk, control=control_record(claim, chk, evaluate(claim, config, cdata)))
+            none = vacuous(ctl.variant, {k: data[k] for k in ctl.experiments if k in data})
+            chk = dataclasses.replace(chk, control=control_record(claim, chk, evaluate(claim, config, cdata), none))
         checks.append(chk)
     if controls:
         data["controls"] = {f"{v.name}:{k}": results[(k, v)] for k, v in units if v != NONE}
