@@ -175,9 +175,10 @@ def test_simulate_gives_the_same_bits_with_and_without_numba(name, n, d, make, k
     prob = sv.problems.QuadraticCosine(n, d, sigma=0.5, seed=0)
     kw = dict(dict(step_size=0.05, n_iter=40, seed=3), **kw)
     calls = []
-    run, delayed, shift = kernels.Step.run, kernels.delayed_step, kernels.Step.shift
+    run, delayed, shift, peer = kernels.Step.run, kernels.delayed_step, kernels.Step.shift, kernels.Step.peer
     monkeypatch.setattr(kernels.Step, "run", lambda self, *a, **k: (calls.append(1), run(self, *a, **k))[1])
     monkeypatch.setattr(kernels.Step, "shift", staticmethod(lambda *a, **k: (calls.append(1), shift(*a, **k))[1]))
+    monkeypatch.setattr(kernels.Step, "peer", staticmethod(lambda *a, **k: (calls.append(1), peer(*a, **k))[1]))
     monkeypatch.setattr(kernels, "delayed_step", lambda *a, **k: (calls.append(1), delayed(*a, **k))[1])
     monkeypatch.setenv("SGPVERIFY_KERNELS", "numpy")
     ref = sv.simulate(prob, make(n), **kw)
