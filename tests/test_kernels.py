@@ -161,6 +161,10 @@ CASES = [
     ("big-rp-tau2", 64, 4200, lambda n: graphs.random_peer(n, seed=1), dict(n_iter=6, tau=2, delay="random")),
     ("largen-rp-tau1", 70000, 4, lambda n: graphs.random_peer(n, seed=1), dict(n_iter=5, tau=1, delay="random")),
     ("largen-rp", 70000, 4, lambda n: graphs.random_peer(n, seed=1), dict(n_iter=5)),
+    # random peer's own kernel: replica segments of the weights and of z (steps between records: their
+    # gradients at the kernel's z); two nodes (the weights stay 1)
+    ("largen-rp-R3", 70000, 4, lambda n: graphs.random_peer(n, seed=1), dict(n_iter=5, replicas=3, record_every=4)),
+    ("two-rp", 2, 3, lambda n: graphs.random_peer(n, seed=1), dict(n_iter=6, replicas=2)),
     ("largen-exp", 70000, 4, lambda n: graphs.exponential(n), dict(n_iter=5)),
     # circulant steps with one offset: the shift kernel (short rows), by receiver (long rows)
     ("largen-exp-R3-nomass", 70000, 2, lambda n: graphs.exponential(n), dict(n_iter=4, replicas=3, track_mass=False)),
