@@ -10,7 +10,8 @@ of the state, measured in the same run:
    in-cache data (the arithmetic floor of z = x / w).
 2. n = 10^6, d = 4 (item 3): the by-sender kernel with the step's random
    edges and with the same edges sent to the sender's own row (dst = src:
-   sequential), the weights' own kernel, the values with the node sum and z;
+   sequential), the weights' own kernel, the values with the node sum and z,
+   random peer's own kernel (the weights and all of that in one call);
    the step's graph (``Mixer.step``) and its parts: the peers' draw
    (per step, drawn 64 steps at once), ``(i + offset) % n`` and a
    conditional subtraction instead.
@@ -114,6 +115,10 @@ def large_n(n=10**6, d=4):
         "by sender, values, dst = src (sequential)": _t(lambda: run(seq)) / c,
         "weights (their own kernel, by sender)": _t(lambda: kernels.Step.weights(w, sp.diag, sp.edges, None, ow)) / c,
         "values + node sum + z": _t(lambda: run(sp.edges, msum=msum, Z2=Z, w=ow, d=d)) / c,
+        "random peer's own kernel: weights + values + node sum + z": _t(
+            lambda: kernels.Step.peer(X, G, -0.1, sp.edges[1], out, w, ow, msum, Z, d)
+        )
+        / c,
         "the step's graph (Mixer.step)": _t(step) / c,
         "peers' draw per step (64 steps at once / 64)": _t(
             lambda: rng_for(0, "random-peer", 1).integers(1, n, size=(64, n)), reps=3

@@ -161,6 +161,10 @@ CASES = [
     ("big-rp-tau2", 64, 4200, lambda n: graphs.random_peer(n, seed=1), dict(n_iter=6, tau=2, delay="random")),
     ("largen-rp-tau1", 70000, 4, lambda n: graphs.random_peer(n, seed=1), dict(n_iter=5, tau=1, delay="random")),
     ("largen-rp", 70000, 4, lambda n: graphs.random_peer(n, seed=1), dict(n_iter=5)),
+    # random peer's own kernel: replica segments of the weights and of z (steps between records: their
+    # gradients at the kernel's z); two nodes (the weights stay 1)
+    ("largen-rp-R3", 70000, 4, lambda n: graphs.random_peer(n, seed=1), dict(n_iter=5, replicas=3, record_every=4)),
+    ("two-rp", 2, 3, lambda n: graphs.random_peer(n, seed=1), dict(n_iter=6, replicas=2)),
     ("largen-exp", 70000, 4, lambda n: graphs.exponential(n), dict(n_iter=5)),
     # circulant steps with one offset: the shift kernel (short rows), by receiver (long rows)
     ("largen-exp-R3-nomass", 70000, 2, lambda n: graphs.exponential(n), dict(n_iter=4, replicas=3, track_mass=False)),
@@ -175,9 +179,10 @@ def test_simulate_gives_the_same_bits_with_and_without_numba(name, n, d, make, k
     prob = sv.problems.QuadraticCosine(n, d, sigma=0.5, seed=0)
     kw = dict(dict(step_size=0.05, n_iter=40, seed=3), **kw)
     calls = []
-    run, delayed, shift = kernels.Step.run, kernels.delayed_step, kernels.Step.shift
+    run, delayed, shift, peer = kernels.Step.run, kernels.delayed_step, kernels.Step.shift, kernels.Step.peer
     monkeypatch.setattr(kernels.Step, "run", lambda self, *a, **k: (calls.append(1), run(self, *a, **k))[1])
     monkeypatch.setattr(kernels.Step, "shift", staticmethod(lambda *a, **k: (calls.append(1), shift(*a, **k))[1]))
+    monkeypatch.setattr(kernels.Step, "peer", staticmethod(lambda *a, **k: (calls.append(1), peer(*a, **k))[1]))
     monkeypatch.setattr(kernels, "delayed_step", lambda *a, **k: (calls.append(1), delayed(*a, **k))[1])
     monkeypatch.setenv("SGPVERIFY_KERNELS", "numpy")
     ref = sv.simulate(prob, make(n), **kw)

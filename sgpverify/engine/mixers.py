@@ -78,9 +78,12 @@ class Split:
     holds no matrix: the numpy path adds the shifted halves (:func:`gossip_shift`,
     the same products and sums as the sparse product), its ``edges`` are made only
     when read (the compiled and the small-state steps), and it maps 1 to exactly
-    1 (``0.5 + 0.5``), so ``keeps_ones`` is known without measuring."""
+    1 (``0.5 + 0.5``), so ``keeps_ones`` is known without measuring.
 
-    __slots__ = ("diag", "diag2", "diag3", "_off", "keeps_ones", "_edges", "rows", "csr", "shift")
+    ``peer``: a random-peer step (every node i keeps half and sends half to
+    ``edges[1][i]``; senders 0..n-1, every share 1/2), for the compiled step's own kernel."""
+
+    __slots__ = ("diag", "diag2", "diag3", "_off", "keeps_ones", "_edges", "rows", "csr", "shift", "peer")
 
     def __init__(
         self,
@@ -89,8 +92,9 @@ class Split:
         edges: Edges | None = None,
         uniform: float | None = None,
         shift: int | None = None,
+        peer: bool = False,
     ) -> None:
-        self.diag, self._off, self.keeps_ones = diag, off, None
+        self.diag, self._off, self.keeps_ones, self.peer = diag, off, None, peer
         # the diagonal broadcast over the weights (n, R) and the state (n, R, d); ``uniform``: the one
         # value of every diagonal entry (random peer: 1/2), a scalar factor then (the same products)
         self.diag2 = diag[:, None] if uniform is None else uniform
@@ -284,7 +288,7 @@ class Mixer:
         if self.tau == 0:
             # the CSC of the numpy path, by sender: one entry per column
             off = CSR(indptr, dst, half, (n, n), True) if indptr is not None else None
-            return None, Split(half, off, (src, dst, half), uniform=0.5), None
+            return None, Split(half, off, (src, dst, half), uniform=0.5, peer=True), None
         if type(self.model) is RandomDelay:
             d = self.model.sorted_edge_delays(k, n)
         else:

@@ -462,12 +462,20 @@ class _Fused:
                 msum = self.msum
             else:
                 _track(applied, G, ones, st, k, gamma, problem, w_low)
-        # the weights first (they do not depend on X): the kernel can then de-bias
         w_old = st.w
-        gossip_weights(st, split, lambda w, out: kernels.Step.weights(w, split.diag, split.edges, split.csr, out))
-        z_out = Z is not None and not st.w_ones
         out = st.inbox[0]
         X2 = X.reshape(n, -1)
+        if split.peer and X2.shape[1] <= kernels.SHORT and not (st.w_ones and split.keeps_ones):
+            # random peer: the weights and the values in one kernel (Z is left unused if the
+            # weights stay all ones)
+            G2, out2, Z2 = G.reshape(n, -1), out.reshape(n, -1), None if Z is None else Z.reshape(n, -1)
+            step = lambda w, ow: self.k.peer(X2, G2, a, split.edges[1], out2, w, ow, msum, Z2, X.shape[2])  # noqa: E731
+            gossip_weights(st, split, step)
+            z_out = Z is not None and not st.w_ones
+            return self._finish(st, X, out, msum, applied, w_old, G, k, gamma, problem, w_low, z_out)
+        # the weights first (they do not depend on X): the kernel can then de-bias
+        gossip_weights(st, split, lambda w, out: kernels.Step.weights(w, split.diag, split.edges, split.csr, out))
+        z_out = Z is not None and not st.w_ones
         if split.shift is not None and not z_out and X2.shape[1] <= kernels.SHORT:
             self.k.shift(X2, G.reshape(n, -1), a, split.shift, out.reshape(n, -1), msum)
             return self._finish(st, X, out, msum, applied, w_old, G, k, gamma, problem, w_low, z_out)
