@@ -122,3 +122,33 @@ def fused_path(method: object) -> str | None:
     if owner is None or any(getattr(cls, part, None) is not getattr(owner, part, None) for part in FUSED_PARTS):
         return None
     return fused
+
+
+class PlainMethod:
+    """The shared parts of the built-in methods whose nodes carry ``x`` alone (no push-sum weights):
+    D-PSGD, AllReduce and local SGD. A subclass sets ``name``, ``weights`` and ``fused`` and writes
+    ``step``; ``fused=False`` runs its ``step`` through the generic loop."""
+
+    name: str
+    fused: str | None = None
+
+    def __init__(self, *, fused: bool = True) -> None:
+        if not fused:
+            self.fused = None
+
+    def start(self, n: int, X0: np.ndarray, grad: Any) -> MethodState:
+        return MethodState(n, {"x": X0.copy()}, {}, grads=None, applied=np.zeros(X0.shape[1:]))
+
+    def points(self, state: MethodState, n: int) -> np.ndarray:
+        return state.vectors["x"][:n]
+
+    def gradients(self, state: MethodState, grad: Any) -> np.ndarray:
+        """The step's stochastic gradients at the nodes' points, added to the mass bookkeeping
+        (``state.applied``) and kept in ``state.grads``."""
+        g = np.asarray(grad(self.points(state, state.n)), dtype=float)
+        state.applied += g.sum(axis=0)
+        state.grads = g
+        return g
+
+    def tracking_error(self, state: MethodState) -> None:
+        return None

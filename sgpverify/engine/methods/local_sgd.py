@@ -4,16 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from ...validation import check_int
 from .allreduce import average_nodes
-from .base import MethodState
+from .base import MethodState, PlainMethod
 
 __all__ = ["LocalSGD"]
 
 
-class LocalSGD:
+class LocalSGD(PlainMethod):
     """Local SGD (periodic averaging; Stich, ICLR 2019) with period ``H = average_every``::
 
         x_i^{k+1} = x_i^k - gamma g_i(x_i^k),   then, when (k + 1) % H == 0, x_i^{k+1} <- mean_j x_j^{k+1}.
@@ -37,27 +35,15 @@ class LocalSGD:
     fused: str | None = "local-sgd"
 
     def __init__(self, average_every: int = 10, *, fused: bool = True) -> None:
+        super().__init__(fused=fused)
         self.average_every = check_int("average_every", average_every, min_value=1)
-        if not fused:
-            self.fused = None
-
-    def start(self, n: int, X0: np.ndarray, grad: Any) -> MethodState:
-        return MethodState(n, {"x": X0.copy()}, {}, grads=None, applied=np.zeros(X0.shape[1:]))
-
-    def points(self, state: MethodState, n: int) -> np.ndarray:
-        return state.vectors["x"][:n]
 
     def step(self, k: int, P: Any, state: MethodState, gamma: float, grad: Any) -> None:
         n = state.n
-        g = np.asarray(grad(self.points(state, n)), dtype=float)
-        state.applied += g.sum(axis=0)
+        g = self.gradients(state, grad)
         state.vectors["x"][:n] -= gamma * g
         if (k + 1) % self.average_every == 0:
             average_nodes(state)
-        state.grads = g
-
-    def tracking_error(self, state: MethodState) -> None:
-        return None
 
     def __repr__(self) -> str:
         return f"LocalSGD(average_every={self.average_every}{'' if self.fused else ', fused=False'})"
