@@ -4,6 +4,7 @@ tau >= 1, and their processes exit at once (gloo's own timeout is 600 s here).""
 
 import multiprocessing
 import os
+import queue
 import signal
 import time
 
@@ -36,8 +37,17 @@ def test_survivors_name_the_dead_peer_and_exit_at_once(tau, how):
         assert [q.get(timeout=180)[1] for q in qs] == list(range(world))  # a loaded machine
         t0 = time.time()
         os.kill(ps[victim].pid, getattr(signal, how))
-        survivors = [q for r, q in enumerate(qs) if r != victim]
-        errors = sorted((q.get(timeout=TIMEOUT + 30) for q in survivors), key=lambda e: e[2])
+        errors = []
+        for r, q in enumerate(qs):
+            if r == victim:
+                continue
+            try:
+                errors.append(q.get(timeout=TIMEOUT + 30))
+            except queue.Empty:  # say what the silent survivor did: still running, or dead and how
+                ps[r].join(timeout=1)
+                code = ps[r].exitcode
+                pytest.fail(f"rank {r} reported no error within {TIMEOUT + 30} s (exit code {code}); {errors}")
+        errors.sort(key=lambda e: e[2])
         # a survivor names the victim; another may name that survivor, which stopped sending when it
         # raised or while it waited (from where it stands, the peer that went silent)
         assert any(f"from rank {victim} " in e[3] or f"to rank {victim} " in e[3] for e in errors), errors
