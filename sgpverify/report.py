@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import CacheWarning
 from .outdir import check_out_dir, replace_own_files
 from .serialize import jsonable
+from .suite.records import EXCUSES, control_ok, excuse
 from .sweep import platform_fingerprint, read_entry, source_hash, write_entry
 from .validation import read_toml, unknown_key
 from .version import __version__
@@ -153,10 +154,8 @@ def format_table(checks: Sequence[Check], width: int = 100, before: Mapping[str,
                 row += ("-",)
             elif c.verdict == "not applicable":
                 row += (f"{ctl['name']} (not run)",)
-            elif "undetectable" in ctl:
-                row += (f"{ctl['name']} (undetectable here)",)
-            elif "vacuous" in ctl:
-                row += (f"{ctl['name']} (no departure here)",)
+            elif excuse(ctl) is not None:
+                row += (f"{ctl['name']} ({EXCUSES[excuse(ctl)][0]})",)
             else:
                 row += (ctl["name"] if ctl["detected"] else f"MISSED {ctl['name']} ({ctl['verdict']})",)
         rows.append(row + (c.measured,))
@@ -201,17 +200,13 @@ def summary_line(result: SuiteResult) -> str:
     if counts["not applicable"]:
         parts.append(f"{counts['not applicable']} not applicable")
     if result.controls:
-        from .suite.records import control_ok
-
         missed = [c.name for c in result.checks if not control_ok(c)]
-        loose = [c.name for c in result.checks if c.control and "undetectable" in c.control]
-        none = [c.name for c in result.checks if c.control and "vacuous" in c.control and c.name not in loose]
-        counted = sum(c.verdict != "not applicable" for c in result.checks) - len(loose) - len(none)
+        apart = {k: [c.name for c in result.checks if c.control and excuse(c.control) == k] for k in EXCUSES}
+        counted = sum(c.verdict != "not applicable" for c in result.checks) - sum(map(len, apart.values()))
         parts.append(
             f"controls detected {counted - len(missed)}/{counted}"
             + (f" (NOT: {', '.join(missed)})" if missed else "")
-            + (f"; undetectable under a loose bound: {', '.join(loose)}" if loose else "")
-            + (f"; the departure departs from nothing here: {', '.join(none)}" if none else "")
+            + "".join(f"; {EXCUSES[k][1]}: {', '.join(names)}" for k, names in apart.items() if names)
         )
     status = result.status
     word = {
@@ -273,10 +268,8 @@ def write_report(
             ctl = ""
             if result.controls:
                 seen = "not applicable" if c.verdict == "not applicable" else None
-                if seen is None and "undetectable" in c.control:
-                    seen = "undetectable here (a loose bound)"
-                if seen is None and "vacuous" in c.control:
-                    seen = "no departure here"
+                if seen is None and excuse(c.control) is not None:
+                    seen = EXCUSES[excuse(c.control)][0]
                 seen = seen or ("detected" if c.control["detected"] else "**NOT detected**")
                 ctl = f" {c.control['name']}: {seen} |"
             lines.append(f"| [{c.name}](#{c.name}) | {c.measured} | {c.predicted} | {v} |{ctl} `{c.code}` |")
@@ -304,8 +297,7 @@ def write_report(
                     f"  - on the control: verdict **{c.control['verdict']}** "
                     f"({'detected' if c.control['detected'] else 'NOT detected'}); measured "
                     f"{c.control['measured']}"
-                    + (f"; undetectable here: {c.control['undetectable']}" if "undetectable" in c.control else "")
-                    + (f"; no departure here: {c.control['vacuous']}" if "vacuous" in c.control else "")
+                    + "".join(f"; {EXCUSES[k][0]}: {c.control[k]}" for k in EXCUSES if k in c.control)
                 )
             lines.append("")
         if result.settle is not None and result.settle["checks"]:

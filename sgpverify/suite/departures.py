@@ -71,7 +71,6 @@ def vacuous(variant: Variant, main: dict[str, Any]) -> str | None:
     if variant.debias:
         return None
     runs = [r for d in main.values() if isinstance(d, dict) and "error" not in d for r in _records(d)]
-    runs = [r for r in runs if "weight_max" in r]
     if not runs:
         return None
     tol = 4 * float(np.finfo(float).eps) * max(int(r.get("K", 1)) * int(r.get("n", 1)) for r in runs)
@@ -87,12 +86,12 @@ def vacuous(variant: Variant, main: dict[str, Any]) -> str | None:
 
 
 def _records(obj: Any) -> list[dict]:
-    """The run records (dicts with a ``weight_min``) under ``obj``."""
+    """The run records (dicts with a ``weight_min`` and a ``weight_max``) under ``obj``."""
     out: list[dict] = []
 
     def walk(o):
         if isinstance(o, dict):
-            if "weight_min" in o:
+            if "weight_min" in o and "weight_max" in o:
                 out.append(o)
             for v in o.values():
                 walk(v)

@@ -25,7 +25,8 @@ __all__ = [
     "control_record",
     "undetectable",
     "control_ok",
-    "excused",
+    "excuse",
+    "EXCUSES",
     "code_of",
     "CHECK_VERDICTS",
 ]
@@ -202,16 +203,24 @@ class SuiteResult:
         }
 
 
+#: The ways a control that was not detected can be excused on a setting: the key its entry carries
+#: (with the reason) -> (its label in tables, its words in the summary line).
+EXCUSES = {
+    "undetectable": ("undetectable here", "undetectable under a loose bound"),
+    "vacuous": ("no departure here", "the departure departs from nothing here"),
+}
+
+
+def excuse(control: dict[str, Any]) -> str | None:
+    """The first key of :data:`EXCUSES` a control entry carries, or None (not excused)."""
+    return next((k for k in EXCUSES if k in control), None)
+
+
 def control_ok(check: Check) -> bool:
     """No control, or it was detected, or it cannot be on this setting (undetectable under a loose bound,
     or a departure that departs from nothing here), or the check does not apply."""
     ctl = check.control
-    return ctl is None or ctl["detected"] or excused(ctl) or check.verdict == "not applicable"
-
-
-def excused(control: dict[str, Any]) -> bool:
-    """Whether a control entry is excused on this setting: ``undetectable`` or ``vacuous``."""
-    return "undetectable" in control or "vacuous" in control
+    return ctl is None or ctl["detected"] or excuse(ctl) is not None or check.verdict == "not applicable"
 
 
 def exit_status(result: SuiteResult) -> int:

@@ -42,7 +42,7 @@ from .config import validate_config
 from .criteria import spending
 from .experiments import SCALINGS, needs_of
 from .experiments.delays import delay_ladder
-from .records import excused
+from .records import EXCUSES, excuse
 
 if TYPE_CHECKING:
     from .config import SuiteConfig
@@ -270,7 +270,7 @@ def needs_settling(check: Check) -> bool:
     if check.verdict == "inconclusive":
         return True
     ctl = check.control
-    return ctl is not None and check.verdict != "not applicable" and not ctl.get("detected") and not excused(ctl)
+    return ctl is not None and check.verdict != "not applicable" and not ctl.get("detected") and excuse(ctl) is None
 
 
 def duration(s: float) -> str:
@@ -433,7 +433,7 @@ def _merge(old: Check, new: Check, r: int, stream: int, why: str, over) -> Check
         if old.verdict != "inconclusive":
             # the planned run judged the check and missed its control: a round detects it or not, and
             # never excuses it as undetectable (only a round that judges the check first may)
-            ctl.pop("undetectable", None)
-            ctl.pop("vacuous", None)
+            for key in EXCUSES:
+                ctl.pop(key, None)
         out = dataclasses.replace(out, control=ctl)
     return out
