@@ -35,6 +35,8 @@ from sgpverify import declare
 N = 16
 GAMMA = 0.05  # constant step of claims 1 and 2
 TOPOLOGY = "exponential-irregular"  # push-sum weights vary: SGP's de-biasing matters
+#: The control of claims 1 and 2: SGP itself, at the same constant step.
+SGP_CONTROL = declare.Control("sgp", "SGP with the same constant step (no gradient tracking)", method="sgp")
 
 
 def stationarity_floor(trace: Any) -> np.ndarray:
@@ -61,7 +63,7 @@ CLAIMS = [
             step=GAMMA,
             setting={"sigma": 0.0, "x0": 1.0, "d": 4},
         ),
-        control=declare.Control("sgp", "SGP with the same constant step (no gradient tracking)", method="sgp"),
+        control=SGP_CONTROL,
     ),
     declare.Claim(
         name="push-diging-zeta-free",
@@ -79,7 +81,7 @@ CLAIMS = [
             step=GAMMA,
             setting={"sigma": 0.01, "x0": 1.0, "d": 4},
         ),
-        control=declare.Control("sgp", "SGP with the same constant step (no gradient tracking)", method="sgp"),
+        control=SGP_CONTROL,
     ),
     declare.Claim(
         name="push-diging-consensus-rate",
