@@ -124,10 +124,11 @@ def fused_path(method: object) -> str | None:
     return fused
 
 
-class PlainMethod:
-    """The shared parts of the built-in methods whose nodes carry ``x`` alone (no push-sum weights):
-    D-PSGD, AllReduce and local SGD. A subclass sets ``name``, ``weights`` and ``fused`` and writes
-    ``step``; ``fused=False`` runs its ``step`` through the generic loop."""
+class BuiltinMethod:
+    """The shared parts of the built-in methods with a fused step (SGP, D-PSGD, AllReduce, local
+    SGD): ``fused=False`` runs the class's own ``step`` through the generic loop; the step's
+    gradients with the mass bookkeeping; no invariant. A subclass sets ``name``, ``weights`` and
+    ``fused`` and writes ``start``, ``points`` and ``step``."""
 
     name: str
     fused: str | None = None
@@ -135,12 +136,6 @@ class PlainMethod:
     def __init__(self, *, fused: bool = True) -> None:
         if not fused:
             self.fused = None
-
-    def start(self, n: int, X0: np.ndarray, grad: Any) -> MethodState:
-        return MethodState(n, {"x": X0.copy()}, {}, grads=None, applied=np.zeros(X0.shape[1:]))
-
-    def points(self, state: MethodState, n: int) -> np.ndarray:
-        return state.vectors["x"][:n]
 
     def gradients(self, state: MethodState, grad: Any) -> np.ndarray:
         """The step's stochastic gradients at the nodes' points, added to the mass bookkeeping
@@ -152,3 +147,14 @@ class PlainMethod:
 
     def tracking_error(self, state: MethodState) -> None:
         return None
+
+
+class PlainMethod(BuiltinMethod):
+    """A built-in method whose nodes carry ``x`` alone (no push-sum weights): D-PSGD, AllReduce and
+    local SGD."""
+
+    def start(self, n: int, X0: np.ndarray, grad: Any) -> MethodState:
+        return MethodState(n, {"x": X0.copy()}, {}, grads=None, applied=np.zeros(X0.shape[1:]))
+
+    def points(self, state: MethodState, n: int) -> np.ndarray:
+        return state.vectors["x"][:n]

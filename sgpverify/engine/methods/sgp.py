@@ -6,12 +6,12 @@ from typing import Any
 
 import numpy as np
 
-from .base import MethodState, mix
+from .base import BuiltinMethod, MethodState, mix
 
 __all__ = ["SGP"]
 
 
-class SGP:
+class SGP(BuiltinMethod):
     """Stochastic Gradient Push (Assran, Loizou, Ballas and Rabbat, ICML 2019, Algorithm 1).
 
     With the column-stochastic push matrices ``P^(k)`` of the schedule and the stochastic
@@ -47,10 +47,6 @@ class SGP:
     weights = "push"
     fused: str | None = "sgp"
 
-    def __init__(self, *, fused: bool = True) -> None:
-        if not fused:
-            self.fused = None
-
     def start(self, n: int, X0: np.ndarray, grad: Any) -> MethodState:
         w = np.zeros(X0.shape[:2])
         w[:n] = 1.0
@@ -60,18 +56,12 @@ class SGP:
         return state.vectors["x"][:n] * (1.0 / state.scalars["w"][:n])[:, :, None]
 
     def step(self, k: int, P: Any, state: MethodState, gamma: float, grad: Any) -> None:
-        n = state.n
-        g = np.asarray(grad(self.points(state, n)), dtype=float)
+        g = self.gradients(state, grad)
         sent = state.vectors["x"].copy()
-        sent[:n] -= gamma * g
-        state.applied += g.sum(axis=0)
+        sent[: state.n] -= gamma * g
         state.extra["sent"] = sent  # what the messages carry (the bookkeeping of lost ones)
         state.vectors["x"] = mix(P, sent)
         state.scalars["w"] = mix(P, state.scalars["w"])
-        state.grads = g
-
-    def tracking_error(self, state: MethodState) -> None:
-        return None
 
     def __repr__(self) -> str:
         return "SGP()" if self.fused else "SGP(fused=False)"
