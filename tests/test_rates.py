@@ -445,13 +445,52 @@ def test_speedup_design_limit_test_coverage_and_power():
     assert res[-0.4]["fail"] >= 0.95 and res[-0.6]["fail"] >= 0.95
 
 
-def test_gof_rejects_a_wrong_correction_model():
-    # y = K^-1/2 (1 + 30 K^-1): the correction decays like K^-1, not K^-1/2, and is large
+def test_gof_rejects_a_wrong_correction_model_and_the_tail_decides_a_monotone_approach():
+    # y = K^-1/2 (1 + 30 K^-1): the correction decays like K^-1, not K^-1/2, and is large; the model
+    # is rejected, but the slopes approach -1/2 monotonically, slowing: the tail rule judges them
     K = 2.0 ** np.arange(4, 12)
     rng = np.random.default_rng(0)
     y = K**-0.5 * (1 + 30 / K) * np.exp(0.0005 * rng.standard_normal((32, K.size)))
     t = exponent_test(K, y, predicted=-0.5)
-    assert t.gof_pvalue < 0.01 and t.verdict == "inconclusive" and "does not fit" in t.reason
+    assert t.gof_pvalue < 0.01 and "does not fit" in t.reason
+    assert (t.rule, t.verdict) == ("tail", "pass")
+    # the range is one-sided: from the last estimate's interval on, in the direction the slopes move
+    assert t.ci_low <= t.local_slopes[-1] <= t.ci_high and t.ci_high - t.local_slopes[-1] > t.local_slopes[-1] - t.ci_low
+    # a prediction the range excludes is not failed by the tail (only by the data-driven rules), and one
+    # it straddles stays inconclusive; both say where the limit lies
+    off = exponent_test(K, y, predicted=-0.4, correction=None)
+    assert (off.rule, off.verdict) == ("gof", "inconclusive") and "if the approach stays monotone" in off.reason
+    edge = exponent_test(K, y, predicted=-0.56, bound_only=True, correction=None)
+    assert (edge.rule, edge.verdict) == ("gof", "inconclusive") and "if the approach stays monotone" in edge.reason
+
+
+def test_the_tail_rule_needs_a_monotone_slowing_end():
+    # the same size of correction, changing sign from point to point: no tail, the model's rejection stands
+    K = 2.0 ** np.arange(4, 12)
+    rng = np.random.default_rng(0)
+    y = K**-0.5 * (1 + 30 / K * np.cos(2.5 * np.arange(K.size))) * np.exp(0.0005 * rng.standard_normal((32, K.size)))
+    t = exponent_test(K, y, predicted=-0.5)
+    assert (t.rule, t.verdict) == ("gof", "inconclusive")
+    # a last step larger than the one before (speeding up): no tail either
+    x = np.array([1e3, 2e3, 4e3, 8e3])
+    S = np.array([-0.50, -0.51, -0.52, -0.55]) + 1e-4 * rng.standard_normal((16, 4))
+    assert limit_test(x, S, predicted=-0.5).rule in ("gof", "extrapolation", "approaching", "interval", "straddle")
+    assert limit_test(x, S, predicted=-0.5).rule != "tail"
+
+
+@pytest.mark.parametrize("a, b", [(-1.5, 30), (1.5, -30), (-1.5, 100), (1.5, -100), (3, -300), (-3, 300)])
+def test_the_tail_rule_errs_on_no_correction_of_the_allowed_form(a, b):
+    """Corrections of the model's form with both signs (x^-1/2 and x^-1 terms of opposite signs, the
+    x^-1 one large), at noise small enough that the one-term model is rejected: no decisive verdict is
+    wrong, at the truth and a tenth away, on the quick ladder and a longer one."""
+    rng = np.random.default_rng(3)
+    for K in (2.0 ** np.arange(8, 13), 2.0 ** np.arange(8, 17)):
+        for p in (-0.5, -0.4, -0.6):
+            for _ in range(25):
+                y = K**p * (1 + a * K**-0.5 + b / K) * np.exp(0.0005 * rng.standard_normal((32, K.size)))
+                t = exponent_test(K, y, predicted=-0.5)
+                if t.verdict != "inconclusive":
+                    assert (t.verdict == "pass") == (p == -0.5), (K.size, p, t)
 
 
 def test_bound_only_claim_passes_faster_decay():
@@ -514,14 +553,18 @@ def test_ratio_design_two_term_limit_test_coverage_and_power():
 
 def test_one_term_model_is_biased_when_the_first_order_term_cancels():
     """Why ratios get two terms: with a pure K^-1 correction the K^-1/2-only extrapolation lands
-    off zero (as the delay ratio at tau = 4 did), the two-term one does not."""
+    off zero (as the delay ratio at tau = 4 did) and its model is rejected, the two-term one does
+    not; the rejected one-term test falls back on the tail of the monotone approach, which holds 0."""
     from sgpverify.suite import RATIO_OMEGAS
 
     K = np.asarray(QUICK.delay_Ks, float)
     S = np.tile(46 / K, (16, 1)) + 1e-4 * np.random.default_rng(0).standard_normal((16, K.size))
+    U = np.column_stack([np.ones(K.size), K**-RATE_OMEGA])
+    intercept = np.linalg.lstsq(U, S.mean(axis=0), rcond=None)[0][0]
     one = limit_test(K, S, predicted=0.0, delta=RATE_DELTA, omega=RATE_OMEGA)
     two = limit_test(K, S, predicted=0.0, delta=RATE_DELTA, omega=RATIO_OMEGAS)
-    assert one.exponent < -0.02 and abs(two.exponent) < 0.002
+    assert intercept < -0.02 and one.gof_pvalue < 0.01 and abs(two.exponent) < 0.002
+    assert one.rule == "tail" and one.ci_low <= 0.0 <= one.ci_high
 
 
 # ------------------------------------------------ the verdict rules on synthetic curves (issue 18)

@@ -61,7 +61,7 @@ class ExponentTest:
     verdict : {"pass", "fail", "inconclusive"}
     rule : str
         The rule that decided (see :func:`test_limit`): ``"decay"``,
-        ``"growth"``, ``"reach"``, ``"gof"``, ``"approaching"``,
+        ``"growth"``, ``"reach"``, ``"tail"``, ``"gof"``, ``"approaching"``,
         ``"extrapolation"``, ``"width"``, ``"interval"`` or ``"straddle"``.
     reason : str
         Why, with the numbers, and for "inconclusive" what would settle it.
@@ -274,8 +274,20 @@ def test_limit(
         3. reach (``correction`` given): ``fail`` if the last estimate's
            interval lies outside the band widened by the largest admissible
            correction at ``x_m``: no admissible correction reconciles it;
-        4. ``inconclusive`` if the correction model is rejected (p <
-           ``GOF_ALPHA``): the extrapolation is not to be trusted;
+        4. if the correction model is rejected (p < ``GOF_ALPHA``), the
+           extrapolation is not to be trusted; tail: where the estimates
+           end in a monotone, slowing approach (the last two steps of one
+           sign, the last the smaller), the limit lies between the last
+           estimate's interval and the rest that a correction of the allowed
+           form (terms ``x^-omega_k``, ``omega_k >= min(omega)``, of one
+           sign) can still bring, at most the last step (upper confidence
+           limit) over ``r^min(omega) - 1``: ``pass`` if that range lies
+           inside the band (for ``bound_only``, below its top);
+           ``inconclusive`` otherwise (rule ``"gof"``). The tail never
+           fails a claim: a hump (the ratio of a pre-asymptotic consensus
+           term, rising then falling slowly) looks like a monotone end at
+           the ladder's scale, and only the rules above, which rest on the
+           data alone, fail;
         5. if the extrapolated interval lies outside the band: ``fail``,
            unless the extrapolation carries the last estimate more than
            ``delta`` and does so toward the band, or out of it (the last
@@ -370,11 +382,27 @@ def test_limit(
             f"x = {xm[0]:g}): no admissible correction reaches the band (estimates {listed})"
         )
     elif gof_bad:
-        rule, verdict = "gof", "inconclusive"
-        reason = (
-            f"the correction model {_model(omegas)} does not fit the estimates "
-            f"(p = {gof:.2g} < {GOF_ALPHA}); larger x would settle it"
-        )
+        tail = _tail(S, xm, min(omegas), tq, last_lo, last_hi)
+        misfit = f"the correction model {_model(omegas)} does not fit the estimates (p = {gof:.2g} < {GOF_ALPHA})"
+        t_in = tail is not None and (tail[0] >= band_lo or bound_only) and tail[1] <= band_hi
+        if t_in:
+            est, lo, hi = float(ls_mean[-1]), tail[0], tail[1]
+            rule, verdict = "tail", "pass"
+            reason = (
+                f"{misfit}, but the estimates ({listed}) converge monotonically: the limit lies in "
+                f"[{lo:.3f}, {hi:.3f}] (the last estimate's interval and the rest of a correction of the "
+                f"allowed form, at most {tail[2]:.3f} after the last step), "
+                + (
+                    f"below {band_hi:.3f} (an upper bound)"
+                    if bound_only
+                    else f"inside the band [{band_lo:.3f}, {band_hi:.3f}]"
+                )
+            )
+        else:
+            rule, verdict = "gof", "inconclusive"
+            reason = f"{misfit}; larger x would settle it"
+            if tail is not None:
+                reason += f" (the limit lies in [{tail[0]:.3f}, {tail[1]:.3f}] if the approach stays monotone)"
     elif lo > band_hi or (not bound_only and hi < band_lo):
         # where the extrapolation carries the last estimate: toward the band (> 0) or away from it
         outside_last = ls_mean[-1] > band_hi or (not bound_only and ls_mean[-1] < band_lo)
@@ -430,6 +458,33 @@ def test_limit(
         rule=rule,
         reason=reason,
     )
+
+
+def _tail(S, xm, omega, tq, last_lo, last_hi):
+    """Where the limit of monotonically converging estimates lies: ``(lo, hi, rest)``, or None where
+    the estimates do not show a monotone, slowing approach at their end.
+
+    If ``s(x) = p + sum_k b_k x^(-omega_k)`` with every ``omega_k >= omega`` and every ``b_k`` of one
+    sign, the estimates move monotonically toward ``p`` and what is left after the last point is at
+    most the last step over ``r^omega - 1`` (``r`` the ratio of the last two points): each term's
+    rest is its last step times ``1 / (r^omega_k - 1) <= 1 / (r^omega - 1)``. The data must show
+    that shape: the last two steps (replica means) of one sign, the last the smaller. The step's
+    size enters at its upper confidence limit, and the rest is added on the side the estimates move
+    to where the last step is significant (on both sides otherwise)."""
+    R, m = S.shape
+    if m < 3:
+        return None
+    d, dp = S[:, -1] - S[:, -2], S[:, -2] - S[:, -3]
+    dm, dpm = float(d.mean()), float(dp.mean())
+    if dm == 0.0 or (dm > 0) != (dpm > 0) or abs(dm) >= abs(dpm):
+        return None
+    half = tq * float(d.std(ddof=1)) / math.sqrt(R)
+    rest = (abs(dm) + half) / ((float(xm[-1]) / float(xm[-2])) ** omega - 1.0)
+    if abs(dm) <= half:  # the direction of the last step is not resolved
+        return float(last_lo - rest), float(last_hi + rest), rest
+    if dm > 0:
+        return float(last_lo), float(last_hi + rest), rest
+    return float(last_lo - rest), float(last_hi), rest
 
 
 def _grew(S, predicted, bound_only, tq):
