@@ -455,7 +455,8 @@ def test_gof_rejects_a_wrong_correction_model_and_the_tail_decides_a_monotone_ap
     assert t.gof_pvalue < 0.01 and "does not fit" in t.reason
     assert (t.rule, t.verdict) == ("tail", "pass")
     # the range is one-sided: from the last estimate's interval on, in the direction the slopes move
-    assert t.ci_low <= t.local_slopes[-1] <= t.ci_high and t.ci_high - t.local_slopes[-1] > t.local_slopes[-1] - t.ci_low
+    last = t.local_slopes[-1]
+    assert t.ci_low <= last <= t.ci_high and t.ci_high - last > last - t.ci_low
     # a prediction the range excludes is not failed by the tail (only by the data-driven rules), and one
     # it straddles stays inconclusive; both say where the limit lies
     off = exponent_test(K, y, predicted=-0.4, correction=None)
