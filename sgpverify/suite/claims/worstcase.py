@@ -79,7 +79,13 @@ def check_worst_case(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
         )
         parts.append(
             f"{where}: published {e['published']:.4g} ({reg}), derived{' without its consensus term' if drop else ''} "
-            f"{derived:.4g}, worst case {wc:.4g} (Gram matrix {e['gram_size']} x {e['gram_size']}), measured "
+            f"{derived:.4g}, worst case {wc:.4g} (Gram matrix {e['gram_size']} x {e['gram_size']}"
+            + (
+                f"; the symmetry-reduced SDP ({e['reduced']}), the full one having ended {e['full_status']}"
+                if e.get("reduced")
+                else ""
+            )
+            + "), measured "
             f"{e['measured']:.4g}"
             + (
                 f" (stochastic, sigma2 = {e['sigma2']:.3g}: the class solved is the deterministic one with the "
@@ -108,7 +114,8 @@ WORST_CASE = Claim(
     ("worstcase",),
     "derived (c2) / PEP worst case, and measured / worst case, per schedule and tau in pep_taus",
     "pass iff derived >= worst case (1 - tol) and measured <= worst case (1 + tol) everywhere, tol = 1e-6 + the "
-    "solver's relative duality gap; inconclusive where the solver is not optimal or gamma L > 1; not applicable "
+    "solver's relative duality gap; inconclusive where the solver is not optimal (on the full SDP and, where the "
+    "schedule has a known symmetry, on the reduced one) or gamma L > 1; not applicable "
     "without the pep extra; on a stochastic problem the class is the deterministic one with its constants, the "
     "bounds are taken at sigma^2 = 0 and the measured (noisy) run is not compared",
     make_control(
