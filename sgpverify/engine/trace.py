@@ -223,6 +223,63 @@ def _sum_columns(D: np.ndarray, out: np.ndarray) -> None:
         out += D[..., c]
 
 
+#: Longest last axis that :func:`sum_last` sums by columns (numpy's pairwise sum of a contiguous
+#: row is one unrolled block up to this length; longer rows are split in halves).
+PAIRWISE_BLOCK = 128
+#: Per row length m: whether :func:`sum_last`'s column sums give numpy's bits, probed once per process.
+_PAIRWISE_ROWS = {}
+
+
+def sum_last(A: np.ndarray) -> np.ndarray:
+    """``A.sum(axis=-1)`` of a C-contiguous float64 array, the same bits, faster for many short rows.
+
+    numpy sums a contiguous last axis of m entries one row at a time (about 14 ns a row at m = 10),
+    each from zero in its pairwise order: m < 8 entries one after the other; else eight running
+    sums of the entries ``i mod 8`` (their first eight, then each later block of eight), combined as
+    ``((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))``, then the last ``m mod 8`` entries one
+    after the other. The same operations on whole columns run over all rows at once (the deferred
+    records' squared distances: 6144 rows of 10 in 3 us instead of 15 at R = 64). That they give
+    numpy's bits is probed once per row length, byte for byte, on entries over the whole float64
+    range and on rows of -0.0; if not (or m > :data:`PAIRWISE_BLOCK`), numpy's sum is used."""
+    m = A.shape[-1]
+    if m < 2 or m > PAIRWISE_BLOCK or A.size == 0 or not A.flags.c_contiguous:
+        return A.sum(axis=-1)
+    ok = _PAIRWISE_ROWS.get(m)
+    if ok is None:
+        rng = np.random.default_rng(m)
+        P = rng.standard_normal((4099, m)) * 10.0 ** rng.integers(-300, 300, (4099, m))
+        ok = all(_pairwise_columns(Q).tobytes() == Q.sum(axis=-1).tobytes() for Q in (P, -np.zeros((3, m))))
+        _PAIRWISE_ROWS[m] = ok
+    return _pairwise_columns(A) if ok else A.sum(axis=-1)
+
+
+def _pairwise_columns(A: np.ndarray) -> np.ndarray:
+    """numpy's pairwise sum of each row of A (..., m), 2 <= m <= 128, by columns, from zero."""
+    m = A.shape[-1]
+    A2 = A.reshape(-1, m)
+    col = [A2[:, i] for i in range(m)]
+    if m < 8:
+        out = np.add(col[0], col[1])
+        for i in range(2, m):
+            out += col[i]
+    else:
+        r = [np.add(col[j], col[j + 8]) for j in range(8)] if m >= 16 else col[:8]
+        for b in range(16, m - m % 8, 8):
+            for j in range(8):
+                r[j] += col[b + j]
+        out = np.add(r[0], r[1])
+        t = np.add(r[2], r[3])
+        out += t
+        u = np.add(r[4], r[5])
+        np.add(r[6], r[7], out=t)
+        u += t
+        out += u
+        for i in range(m - m % 8, m):
+            out += col[i]
+    out += 0.0  # from zero: a row of -0.0 sums to +0.0
+    return out.reshape(A.shape[:-1])
+
+
 #: Records whose metric arithmetic is deferred and done at once (see :class:`Recorder`):
 #: as many as fit in this many elements (512 KB), when at least 4 do.
 DEFER_ELEMS = 1 << 16
@@ -319,15 +376,17 @@ class Recorder:
                 np.divide(np.einsum("cnrd,cnrd->cr", sbuf[:cs], sbuf[:cs]), n, out=self.step_sq[i0 : i0 + cs])
             D = zbuf[:c] - xbuf[:c, None]
             D *= D
-            sq = D.sum(axis=-1)  # (c, n, R): each node's squared distance, as metrics.consensus
-            # nodes added in order (as metrics._sum_rows), then / n
-            np.divide(np.add.accumulate(sq, axis=1)[:, -1], n, out=ser["consensus"][i0 : i0 + c])
+            sq = sum_last(D)  # (c, n, R): each node's squared distance, as metrics.consensus
+            # nodes added in order (as metrics._sum_rows), then / n: numpy adds an outer axis row
+            # after row (R > 1; a single column would be summed pairwise, hence the accumulate)
+            cons = np.add.reduce(sq, axis=1) if self.R > 1 else np.add.accumulate(sq, axis=1)[:, -1]
+            np.divide(cons, n, out=ser["consensus"][i0 : i0 + c])
             if self.batch_metrics:
                 xb = xbuf[:c]
                 ser["grad_norm_sq"][i0 : i0 + c] = np.sum(np.asarray(problem.full_grad(xb), dtype=float) ** 2, axis=-1)
                 ser["value"][i0 : i0 + c] = problem.value(xb)
             else:
-                ser["grad_norm_sq"][i0 : i0 + c] = np.sum(gbuf[:c] ** 2, axis=-1)
+                ser["grad_norm_sq"][i0 : i0 + c] = sum_last(gbuf[:c] ** 2)
             if self.track_mass:  # max |x| over the records: max and min are exact in any order
                 p = self.x_in_z
                 for B in (self.zbuf[:p], self.xsbuf[p:c] if p < c else None):
