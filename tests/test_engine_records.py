@@ -65,3 +65,18 @@ def test_deferred_records_equal_the_direct_records(monkeypatch, d, R, tau):
     a, b = _runs(monkeypatch, n, d, R, topo, tau=tau, delay="random" if tau else "fixed")
     for f in ("consensus", "grad_norm_sq", "value", "mass_error", "weight_error", "step_sq", "state_max"):
         assert np.array_equal(getattr(a, f), getattr(b, f), equal_nan=True), f
+
+
+@pytest.mark.parametrize("tau,R", [(1, 1), (2, 3), (4, 8)])
+def test_records_skip_the_zeroed_slot_with_the_same_bits(monkeypatch, tau, R):
+    # the records' sums in flight without the slot that the rotation just zeroed, against all slots
+    n, d = 9, 3
+    prob = sv.problems.QuadraticCosine(n, d, sigma=0.1, seed=0)
+    args = dict(step_size=0.05, n_iter=31, replicas=R, seed=3, tau=tau, delay="random")
+    topo = sv.graphs.random_peer(n, seed=1)
+    skipping = sv.simulate(prob, topo, **args)
+    monkeypatch.setattr(trace, "_in_flight", lambda slots, empty: slots)
+    every = sv.simulate(prob, topo, **args)
+    for f in ("mass_error", "weight_error", "consensus", "grad_norm_sq", "value", "state_max"):
+        assert np.array_equal(getattr(skipping, f), getattr(every, f), equal_nan=True), f
+    assert np.all(skipping.mass_error < 1e-12) and np.all(skipping.weight_error < 1e-12)

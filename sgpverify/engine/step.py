@@ -369,12 +369,12 @@ class _Gradients:
             return None
         Zt = self.Zt
         if w is None:
-            np.copyto(Zt, X.transpose(1, 0, 2))
+            Zt[...] = X.transpose(1, 0, 2)
         else:
             np.multiply(X.transpose(1, 0, 2), np.divide(1.0, w).T[:, :, None], out=Zt)  # debias's arithmetic
         if self.stacked is not None:  # one call for the R replicas, then into the (n, R, d) layout
             self.stacked(Zt, self.rngs, self.Gt)
-            np.copyto(self.G, self.Gt.transpose(1, 0, 2))
+            self.G[...] = self.Gt.transpose(1, 0, 2)
             return self.G
         grad = self.problem.grad
         if self.one_call:  # one stream, one call: the R replicas' draws in replica order
@@ -456,6 +456,18 @@ class _Fused:
         step's ``Z = X / w`` when the weights are not all 1 (returns whether)."""
         X = st.X
         n = X.shape[0]
+        rows = split.rows
+        if rows is not None and not self.large and st.w_ones and split.keeps_ones:
+            # a cached step (its messages regrouped by receiver, long rows) on weights that stay
+            # all 1: what the general path below does then (``_track``, no weight gossip, no
+            # de-biasing, the by-receiver kernel), without its branches
+            if applied is not None:
+                _track(applied, G, ones, st, k, gamma, problem, w_low)
+            out = st.inbox[0]
+            self.k.run(X.reshape(n, -1), G.reshape(n, -1), a, split.diag, split.edges, None, out.reshape(n, -1),
+                       d=X.shape[2], rows=rows)  # fmt: skip
+            st.X, st.inbox[0] = out, X
+            return False
         msum = None
         if applied is not None:
             if self.large:

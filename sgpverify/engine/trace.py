@@ -280,6 +280,12 @@ def _pairwise_columns(A: np.ndarray) -> np.ndarray:
     return out.reshape(A.shape[:-1])
 
 
+def _in_flight(slots: list[np.ndarray], empty: int | None) -> list[np.ndarray]:
+    """The inbox slots that may hold messages: all but the one just zeroed (its node sum, +0.0,
+    would leave a sum that never is -0.0 unchanged, bit for bit: numpy sums from +0.0)."""
+    return slots if empty is None else slots[:empty] + slots[empty + 1 :]
+
+
 #: Records whose metric arithmetic is deferred and done at once (see :class:`Recorder`):
 #: as many as fit in this many elements (512 KB), when at least 4 do.
 DEFER_ELEMS = 1 << 16
@@ -423,17 +429,17 @@ class Recorder:
             tot = tbuf[j] if j >= 0 and track_mass else np.empty((R, X.shape[2]))
             extremes = kernels.node_sum(X.reshape(n, -1), tot.reshape(-1))
             if in_flight:
-                for B in st.inbox:
+                for B in _in_flight(st.inbox, st.empty):
                     tot += np.add.reduce(B, axis=0)
         elif X.size >= BLAS_MIN:  # large states: the same sum, faster (the records' buffers are small-only)
             tot = sum_rows(X.reshape(n, -1)).reshape(X.shape[1:])
             if in_flight:
-                for B in st.inbox:
+                for B in _in_flight(st.inbox, st.empty):
                     tot += np.add.reduce(B, axis=0)
         else:  # metrics.total without the detour: the state, then each slot in flight
             tot = np.add.reduce(X, axis=0, out=tbuf[j] if j >= 0 and track_mass else None)
             if in_flight:
-                for B in st.inbox:
+                for B in _in_flight(st.inbox, st.empty):
                     tot += np.add.reduce(B, axis=0)
         w_ones = st.w_ones  # every weight exactly 1 (then tau = 0: none in flight)
         if w_ones:
@@ -441,14 +447,15 @@ class Recorder:
         elif R > 1 or n == 1:
             tot_w = np.add.reduce(w, axis=0)
             if in_flight:
-                for B in st.inbox_w:
+                for B in _in_flight(st.inbox_w, st.empty):
                     tot_w += np.add.reduce(B, axis=0)
         else:
             tot_w = metrics.total(w, st.inbox_w if in_flight else ())
         # a non-finite entry makes its sum non-finite: the full scan only then
         # (a dot product with ones: any order of the same sum decides finiteness alike, an overflow
         # of a finite sum only costs the full scan)
-        if not math.isfinite(finite_probe(tot.reshape(-1)) if w_ones else tot.sum() + tot_w.sum()):
+        probe = finite_probe(tot.reshape(-1))
+        if not math.isfinite(probe if w_ones else probe + finite_probe(tot_w.reshape(-1))):
             check_finite(X, w, k, self.gamma, problem, self.last_record, stepper.w_low)
         self.last_record = k
         if track_mass and j < 0:  # X is finite here (deferred to the flush with the buffers)
@@ -462,14 +469,14 @@ class Recorder:
         self.iterations[i] = k
         if j >= 0:
             xbar = np.divide(tot, n, out=self.xbuf[j])  # (R, d)
-            np.copyto(self.zbuf[j], Zr)
+            self.zbuf[j] = Zr
             if track_mass:
                 if Zr is X and self.x_in_z == j:
                     self.x_in_z = j + 1
                 else:
                     if self.xsbuf is None:
                         self.xsbuf = np.empty_like(self.zbuf)
-                    np.copyto(self.xsbuf[j], X)
+                    self.xsbuf[j] = X
             if not self.batch_metrics:
                 self.gbuf[j] = problem.full_grad(xbar)
             if track_mass:
@@ -515,14 +522,14 @@ class Recorder:
         self.last_record = k
         self.iterations[i] = k
         xbar = np.divide(tot, self.n, out=self.xbuf[j])
-        np.copyto(self.zbuf[j], X)  # z = x / 1 = x
+        self.zbuf[j] = X  # z = x / 1 = x
         if track_mass:
             if self.x_in_z == j:  # x is in zbuf (state_max at the flush)
                 self.x_in_z = j + 1
             else:
                 if self.xsbuf is None:
                     self.xsbuf = np.empty_like(self.zbuf)
-                np.copyto(self.xsbuf[j], X)
+                self.xsbuf[j] = X
             self.abuf[j] = stepper.applied
         problem = self.problem
         self.gbuf[j] = problem.full_grad(xbar)
