@@ -1,6 +1,7 @@
-"""The records' cheaper forms for small states: the deferred records' sums by columns
-(:func:`sgpverify.engine.trace.sum_last`) and node sums. Each must give the bits of the
-general path it replaces."""
+"""The records' cheaper forms: the deferred records' sums by columns
+(:func:`sgpverify.engine.trace.sum_last`), node sums without the inbox slot just zeroed, and the
+start from x0 = None without a pass over the state. Each must give the bits of the general path
+it replaces."""
 
 from __future__ import annotations
 
@@ -80,3 +81,38 @@ def test_records_skip_the_zeroed_slot_with_the_same_bits(monkeypatch, tau, R):
     for f in ("mass_error", "weight_error", "consensus", "grad_norm_sq", "value", "state_max"):
         assert np.array_equal(getattr(skipping, f), getattr(every, f), equal_nan=True), f
     assert np.all(skipping.mass_error < 1e-12) and np.all(skipping.weight_error < 1e-12)
+
+
+@pytest.mark.parametrize("R,tau", [(1, 0), (3, 0), (2, 2)])
+def test_a_start_from_none_equals_a_start_from_zeros(R, tau):
+    # x0 = None: the initial mass and the user-code check from zeros, without reading the state
+    n, d = 10, 4
+    prob = sv.problems.QuadraticCosine(n, d, sigma=0.1, seed=0)
+    topo = sv.graphs.random_peer(n, seed=1)
+    args = dict(step_size=0.05, n_iter=17, replicas=R, seed=3, tau=tau, delay="random" if tau else "fixed")
+    a = sv.simulate(prob, topo, **args)
+    b = sv.simulate(prob, topo, x0=np.zeros(d), **args)
+    for f in ("x", "w", "z", "consensus", "mass_error", "weight_error", "step_sq", "state_max"):
+        assert np.array_equal(getattr(a, f), getattr(b, f), equal_nan=True), f
+
+
+def test_the_user_code_check_of_a_start_from_none_sees_zeros():
+    seen = []
+
+    class Probe:
+        n_nodes, dim, L, sigma2, zeta2, f_lower = 5, 3, 1.0, 0.0, 0.0, 0.0
+
+        def grad(self, z, rng):
+            seen.append(np.array(z, copy=True))
+            z += 1.0  # the check's own array: the run's state is untouched
+            return z - 1.0
+
+        def full_grad(self, x):
+            return np.asarray(x) * 1.0
+
+        def value(self, x):
+            return np.sum(np.asarray(x) ** 2, axis=-1)
+
+    tr = sv.simulate(Probe(), sv.graphs.ring(5), step_size=0.1, n_iter=2)
+    assert seen[0].shape == (5, 3) and seen[0].flags.c_contiguous and not np.any(seen[0])
+    assert np.all(np.isfinite(tr.x)) and np.all(seen[1] == 0.0)  # the run's first points: zeros still

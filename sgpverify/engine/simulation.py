@@ -205,7 +205,14 @@ def simulate(
         raise ValueError(f"average_every applies to algorithm 'local-sgd' only, got {algorithm!r}")
     mixer, model, topo_name = _schedule(as_topology(topology), algorithm, n, tau, delay, seed)
     X = _initial_state(x0, n, R, d)
-    check_outputs(problem, X[:, 0, :], X.sum(axis=0) / n)  # the user's code, named as theirs
+    # the node sum of the initial numerators (R, d): +0.0 everywhere from x0 = None (numpy's sum of
+    # +0.0 from +0.0), without a pass over the state
+    mass0 = np.zeros((R, d)) if x0 is None else X.sum(axis=0)
+    # the user's code, named as theirs; from zeros, on a fresh zero array (no copy of the state)
+    if x0 is None:
+        check_outputs(problem, np.zeros((n, d)), mass0 / n, fresh=True)
+    else:
+        check_outputs(problem, X[:, 0, :], mass0 / n)
 
     # the run: the state, the gradient streams, the step and the records
     push = algorithm == "sgp"
@@ -213,7 +220,6 @@ def simulate(
     # weights that stay exactly 1 (doubly stochastic, no delay): z = x, no division
     st.w_ones = push and tau == 0 or not push
     Z = np.empty_like(X)
-    mass0 = X.sum(axis=0)  # (R, d)
     rngs = _replica_streams(seed, R, shared=replica_grads(problem) is None)
     rec = Recorder(
         problem,

@@ -465,7 +465,8 @@ class Recorder:
             Zr = X
         else:
             Zr = self.Z
-            debias_into(X, w, Zr)
+            if not stepper.z_ready:  # else the compiled step wrote Z = X (1/w) of this state, the same bits
+                debias_into(X, w, Zr)
         self.iterations[i] = k
         if j >= 0:
             xbar = np.divide(tot, n, out=self.xbuf[j])  # (R, d)
