@@ -116,3 +116,17 @@ def test_the_user_code_check_of_a_start_from_none_sees_zeros():
     tr = sv.simulate(Probe(), sv.graphs.ring(5), step_size=0.1, n_iter=2)
     assert seen[0].shape == (5, 3) and seen[0].flags.c_contiguous and not np.any(seen[0])
     assert np.all(np.isfinite(tr.x)) and np.all(seen[1] == 0.0)  # the run's first points: zeros still
+
+
+@pytest.mark.parametrize("R,tau,topo", [(1, 2, "rp"), (3, 2, "rp"), (3, 0, "rp"), (4, 0, "er")])
+def test_the_trajectory_does_not_depend_on_how_often_it_is_recorded(R, tau, topo):
+    # a record's z = x (1/w) is the one the step's gradients are then taken at: the same bits
+    n, d = 12, 3
+    prob = sv.problems.QuadraticCosine(n, d, sigma=0.1, seed=0)
+    graph = sv.graphs.random_peer(n, seed=1) if topo == "rp" else sv.graphs.erdos_renyi(n, 0.3, seed=2)
+    args = dict(step_size=0.05, n_iter=20, replicas=R, seed=3, tau=tau, delay="random" if tau else "fixed")
+    every, sparse = sv.simulate(prob, graph, record_every=1, **args), sv.simulate(prob, graph, record_every=5, **args)
+    for f in ("x", "w", "z"):
+        assert np.array_equal(getattr(every, f), getattr(sparse, f)), f
+    for f in ("consensus", "value", "mass_error", "weight_min"):
+        assert np.array_equal(getattr(every, f)[::5], getattr(sparse, f)), f

@@ -108,7 +108,8 @@ class Stepper:
         self.fused_delayed = compiled and tau > 0
         # the records' node sums of large states through the compiled kernel too (the same bits)
         self.compiled_sums = compiled and X.size >= BLAS_MIN
-        self.z_ready = False  # Z = X / w already written for this step (by the fused step)
+        # Z = X (1/w) already written for this step's state (by the fused step or by a record)
+        self.z_ready = False
 
     def direction(self, k: int) -> np.ndarray:
         """Iteration k's step direction (n, R, d): the stochastic gradients at
@@ -123,8 +124,8 @@ class Stepper:
                 self.w_low = wmin
                 if wmin < self.alarm:
                     self.alarm = check_connected(self.mixer, st.w, k, self.alarm)
-            if gradients.major:
-                G = gradients.at(st.X, st.w if self.debias else None)
+            if gradients.major:  # Z = X (1/w) when written already (a record's, the fused step's)
+                G = gradients.at(self.Z) if self.z_ready else gradients.at(st.X, st.w if self.debias else None)
             elif self.debias:
                 if not self.z_ready:  # else the fused step wrote it with the same arithmetic
                     debias(st.X, st.w, self.Z)
@@ -541,7 +542,7 @@ def _fused_delayed_step(k, st, G, a, parts):
         parts.dst,
         parts.vals,
         parts.delays,
-        tuple(b.reshape(n, -1) for b in st.inbox),
+        tuple([b.reshape(n, -1) for b in st.inbox]),
         s0,
         st.w,
         tuple(st.inbox_w),

@@ -467,6 +467,7 @@ class Recorder:
             Zr = self.Z
             if not stepper.z_ready:  # else the compiled step wrote Z = X (1/w) of this state, the same bits
                 debias_into(X, w, Zr)
+                stepper.z_ready = True  # the step's gradients are taken at this Z
         self.iterations[i] = k
         if j >= 0:
             xbar = np.divide(tot, n, out=self.xbuf[j])  # (R, d)
