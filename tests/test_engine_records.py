@@ -130,3 +130,21 @@ def test_the_trajectory_does_not_depend_on_how_often_it_is_recorded(R, tau, topo
         assert np.array_equal(getattr(every, f), getattr(sparse, f)), f
     for f in ("consensus", "value", "mass_error", "weight_min"):
         assert np.array_equal(getattr(every, f)[::5], getattr(sparse, f)), f
+
+
+@pytest.mark.parametrize("kernels_setting", ["numpy", "numba"])
+@pytest.mark.parametrize("R,tau,d", [(1, 0, 4), (2, 1, 3), (1, 0, 300)])
+def test_a_large_start_from_none_equals_a_start_from_zeros(monkeypatch, kernels_setting, R, tau, d):
+    # the first record of a large state from x0 = None: its sums known without passes over the state
+    if kernels_setting == "numba" and not sv.engine.kernels.available():
+        pytest.skip("numba (the fast extra) not installed")
+    monkeypatch.setenv("SGPVERIFY_KERNELS", kernels_setting)
+    n = (1 << 18) // (R * d) + 3  # a large state: the records' direct path
+    prob = sv.problems.QuadraticCosine(n, d, sigma=0.1, seed=0)
+    topo = sv.graphs.random_peer(n, seed=1)
+    args = dict(step_size=0.05, n_iter=3, replicas=R, seed=3, tau=tau, delay="random" if tau else "fixed")
+    a = sv.simulate(prob, topo, **args)
+    b = sv.simulate(prob, topo, x0=np.zeros(d), **args)
+    for f in ("x", "w", "z", "consensus", "grad_norm_sq", "mass_error", "weight_error", "step_sq", "state_max"):
+        assert np.array_equal(getattr(a, f), getattr(b, f), equal_nan=True), f
+    assert np.all(a.consensus[0] == 0.0) and a.state_max > 0.0

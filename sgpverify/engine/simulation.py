@@ -233,6 +233,7 @@ def simulate(
         track_mass=track_mass,
         lossy=mixer is not None and mixer.topo is not None and mixer.topo.loses_messages,
         state_every=state_every if record_states else None,
+        zero_start=x0 is None,
     )
     stepper = Stepper(
         st,

@@ -326,8 +326,12 @@ class Recorder:
         track_mass: bool,
         lossy: bool,
         state_every: int | None,
+        zero_start: bool = False,
     ) -> None:
         n, R, d = Z.shape
+        # the state at iteration 0 is +0.0 everywhere (x0 = None): the first record of a large
+        # state knows its node sum, extremes and consensus (+0.0) without passes over it
+        self.zero_start = zero_start
         self.problem, self.Z, self.mass0, self.n, self.R = problem, Z, mass0, n, R
         self.record_every, self.gamma, self.push, self.debias = record_every, gamma, push, debias
         self.track_mass, self.lossy, self.state_every = track_mass, lossy, state_every
@@ -423,7 +427,10 @@ class Recorder:
             j = pending[1]
             pending[1] += 1
         extremes = None  # (max, min) of X when the compiled node sum gave them
-        if not self.plain_sum:
+        zero = k == 0 and j < 0 and self.zero_start  # numpy's sums from +0.0 of +0.0 are +0.0
+        if zero:
+            tot, extremes = np.zeros((R, X.shape[2])), (0.0, 0.0)
+        elif not self.plain_sum:
             tot = metrics.total(X, st.inbox if in_flight else ())
         elif stepper.compiled_sums:  # large states: one compiled pass, the same sum, and max and min
             tot = tbuf[j] if j >= 0 and track_mass else np.empty((R, X.shape[2]))
@@ -487,7 +494,7 @@ class Recorder:
                 self.abuf[j] = applied
         else:
             xbar = tot / n  # (R, d)
-            ser["consensus"][i] = consensus_large(Zr, xbar)
+            ser["consensus"][i] = 0.0 if zero else consensus_large(Zr, xbar)
             ser["grad_norm_sq"][i] = np.sum(np.asarray(problem.full_grad(xbar), dtype=float) ** 2, axis=-1)
             if track_mass:
                 ser["mass_error"][i] = np.max(np.abs(tot - (self.mass0 - self.gamma * applied)), axis=-1)
