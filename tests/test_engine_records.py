@@ -148,3 +148,15 @@ def test_a_large_start_from_none_equals_a_start_from_zeros(monkeypatch, kernels_
     for f in ("x", "w", "z", "consensus", "grad_norm_sq", "mass_error", "weight_error", "step_sq", "state_max"):
         assert np.array_equal(getattr(a, f), getattr(b, f), equal_nan=True), f
     assert np.all(a.consensus[0] == 0.0) and a.state_max > 0.0
+
+
+@pytest.mark.parametrize("R", [1, 3])
+def test_z_of_weights_all_one_is_x_read_only(R):
+    # weights that stay 1: z = x (1/1) is x, kept as x's array (R = 1) or its own copy
+    prob = sv.problems.QuadraticCosine(8, 3, sigma=0.1, seed=0)
+    tr = sv.simulate(prob, sv.graphs.exponential(8), step_size=0.05, n_iter=5, replicas=R)
+    assert np.array_equal(tr.z, tr.x) and np.all(tr.w == 1.0)
+    assert not tr.z.flags.writeable and not tr.x.flags.writeable
+    assert np.shares_memory(tr.z, tr.x) == (R == 1)
+    with pytest.raises(ValueError):
+        tr.z[0] = 1.0

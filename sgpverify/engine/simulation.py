@@ -277,8 +277,8 @@ def simulate(
             stacklevel=2,
         )
     X, w = st.X, st.w
-    if not debias or st.w_ones:  # x * (1 / 1) is x, bit for bit (or the broken variant's output, x itself)
-        np.copyto(Z, X)
+    if not debias or st.w_ones:  # x * (1 / 1) is x, bit for bit (or the broken variant's output, x itself):
+        Z = X  # the Trace's z is then x's read-only array too (a copy where x is one, R > 1)
     # else the record at n_iter wrote Z = X / w of this state (debias_into, the Recorder's Z is this Z)
     xs, ws, zs = X.transpose(1, 0, 2), w.T, Z.transpose(1, 0, 2)
     if R == 1:
