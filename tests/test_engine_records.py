@@ -160,3 +160,17 @@ def test_z_of_weights_all_one_is_x_read_only(R):
     assert np.shares_memory(tr.z, tr.x) == (R == 1)
     with pytest.raises(ValueError):
         tr.z[0] = 1.0
+
+
+def test_divergence_on_a_cached_step_is_named_the_same_on_both_paths(monkeypatch):
+    # weights all 1 on a periodic schedule (the compiled lean step): the per-step finiteness test
+    if not sv.engine.kernels.available():
+        pytest.skip("numba (the fast extra) not installed")
+    prob = sv.problems.QuadraticCosine(16, 10, seed=0)
+    errs = []
+    for mode in ("numpy", "numba"):
+        monkeypatch.setenv("SGPVERIFY_KERNELS", mode)
+        with pytest.raises(sv.SimulationDivergedError) as e:
+            sv.simulate(prob, sv.graphs.exponential(16), step_size=1e6, n_iter=600, replicas=8, record_every=1000)
+        errs.append((e.value.iteration, e.value.node, str(e.value)))
+    assert errs[0] == errs[1] and errs[0][0] < 600

@@ -251,15 +251,16 @@ def simulate(
         debias=debias,
         track_mass=track_mass,
     )
+    record, direction, step_direction, update = rec.record, stepper.direction, rec.step_direction, stepper.update
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for k in range(n_iter):
             recording = k % record_every == 0
             if recording:
-                rec.record(k, stepper)
-            G = stepper.direction(k)
+                record(k, stepper)
+            G = direction(k)
             if recording:
-                rec.step_direction(k, G)
-            stepper.update(k, G)
+                step_direction(k, G)
+            update(k, G)
             if progress is not None:
                 progress(k)
         rec.record(n_iter, stepper)
