@@ -109,13 +109,15 @@ def _checked(method: str, value: Any, shape: tuple[int, ...], how: str, alt: tup
         )
 
 
-def check_outputs(problem: Any, z: np.ndarray, xbar: np.ndarray) -> None:
+def check_outputs(problem: Any, z: np.ndarray, xbar: np.ndarray, *, fresh: bool = False) -> None:
     """Call ``grad``, ``full_grad`` and ``value`` once, as a run calls them, and check their outputs.
 
     ``z`` (n, d) are the nodes' points (``grad(z, rng)`` must return (n, d)), ``xbar`` (R, d) the
     averages of R replicas (``full_grad(xbar)``: (R, d), ``value(xbar)``: (R,), or a number when
-    R = 1). ``grad`` draws from a generator of its own: the run's streams are untouched, but a
-    problem that counts its calls sees this one. The built-in problems (:mod:`sgpverify.problems`)
+    R = 1). Each method gets a copy, unless ``fresh`` says that ``z`` is a new array of the
+    caller's that ``grad`` may keep or change (no copy of a large state). ``grad`` draws from a
+    generator of its own: the run's streams are untouched, but a problem that counts its calls
+    sees this one. The built-in problems (:mod:`sgpverify.problems`)
     and the worst-case read-back are not checked (their outputs are the package's tests' business).
 
     Raises
@@ -143,7 +145,7 @@ def check_outputs(problem: Any, z: np.ndarray, xbar: np.ndarray) -> None:
         return
     R, d = xbar.shape
     try:
-        g = problem.grad(np.array(z, copy=True), np.random.default_rng(0))
+        g = problem.grad(z if fresh else np.array(z, copy=True), np.random.default_rng(0))
         _checked("grad", g, z.shape, f"with z of shape {z.shape}")
         g = problem.full_grad(np.array(xbar, copy=True))
         _checked("full_grad", g, (R, d), f"with x of shape {xbar.shape}")

@@ -379,12 +379,15 @@ class State:
         self.inbox = [np.zeros_like(X) for _ in range(n_slots)]
         self.inbox_w = [np.zeros((n, R)) for _ in range(n_slots)]
         self.w_ones = True  # every weight exactly 1 (tracked by the weight gossip)
+        # the inbox slot that :func:`rotate` has just zeroed (values and weights): nothing arrives
+        # in it before the next step's gossip; None when not known
+        self.empty = None
 
     @classmethod
     def of(cls, X: np.ndarray, w: np.ndarray) -> State:
         """A view of a state (X, w) without an inbox (for the finiteness checks)."""
         st = cls.__new__(cls)
-        st.X, st.w, st.inbox, st.inbox_w, st.w_ones = X, w, [], [], False
+        st.X, st.w, st.inbox, st.inbox_w, st.w_ones, st.empty = X, w, [], [], False, None
         return st
 
 
@@ -457,6 +460,7 @@ def rotate(st: State, s: int, weights: bool = True) -> None:
         old_w = st.w
         st.w, st.inbox_w[s] = st.inbox_w[s], old_w
         old_w.fill(0.0)
+    st.empty = s if weights else None
 
 
 def gossip_weights(st: State, split: Split, mix: Callable[[np.ndarray, np.ndarray], object] | None = None) -> None:

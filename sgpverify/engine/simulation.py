@@ -205,7 +205,14 @@ def simulate(
         raise ValueError(f"average_every applies to algorithm 'local-sgd' only, got {algorithm!r}")
     mixer, model, topo_name = _schedule(as_topology(topology), algorithm, n, tau, delay, seed)
     X = _initial_state(x0, n, R, d)
-    check_outputs(problem, X[:, 0, :], X.sum(axis=0) / n)  # the user's code, named as theirs
+    # the node sum of the initial numerators (R, d): +0.0 everywhere from x0 = None (numpy's sum of
+    # +0.0 from +0.0), without a pass over the state
+    mass0 = np.zeros((R, d)) if x0 is None else X.sum(axis=0)
+    # the user's code, named as theirs; from zeros, on a fresh zero array (no copy of the state)
+    if x0 is None:
+        check_outputs(problem, np.zeros((n, d)), mass0 / n, fresh=True)
+    else:
+        check_outputs(problem, X[:, 0, :], mass0 / n)
 
     # the run: the state, the gradient streams, the step and the records
     push = algorithm == "sgp"
@@ -213,7 +220,6 @@ def simulate(
     # weights that stay exactly 1 (doubly stochastic, no delay): z = x, no division
     st.w_ones = push and tau == 0 or not push
     Z = np.empty_like(X)
-    mass0 = X.sum(axis=0)  # (R, d)
     rngs = _replica_streams(seed, R, shared=replica_grads(problem) is None)
     rec = Recorder(
         problem,
@@ -227,6 +233,7 @@ def simulate(
         track_mass=track_mass,
         lossy=mixer is not None and mixer.topo is not None and mixer.topo.loses_messages,
         state_every=state_every if record_states else None,
+        zero_start=x0 is None,
     )
     stepper = Stepper(
         st,
@@ -244,15 +251,16 @@ def simulate(
         debias=debias,
         track_mass=track_mass,
     )
+    record, direction, step_direction, update = rec.record, stepper.direction, rec.step_direction, stepper.update
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for k in range(n_iter):
             recording = k % record_every == 0
             if recording:
-                rec.record(k, stepper)
-            G = stepper.direction(k)
+                record(k, stepper)
+            G = direction(k)
             if recording:
-                rec.step_direction(k, G)
-            stepper.update(k, G)
+                step_direction(k, G)
+            update(k, G)
             if progress is not None:
                 progress(k)
         rec.record(n_iter, stepper)
@@ -270,8 +278,8 @@ def simulate(
             stacklevel=2,
         )
     X, w = st.X, st.w
-    if not debias or st.w_ones:  # x * (1 / 1) is x, bit for bit (or the broken variant's output, x itself)
-        np.copyto(Z, X)
+    if not debias or st.w_ones:  # x * (1 / 1) is x, bit for bit (or the broken variant's output, x itself):
+        Z = X  # the Trace's z is then x's read-only array too (a copy where x is one, R > 1)
     # else the record at n_iter wrote Z = X / w of this state (debias_into, the Recorder's Z is this Z)
     xs, ws, zs = X.transpose(1, 0, 2), w.T, Z.transpose(1, 0, 2)
     if R == 1:

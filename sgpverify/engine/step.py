@@ -108,7 +108,8 @@ class Stepper:
         self.fused_delayed = compiled and tau > 0
         # the records' node sums of large states through the compiled kernel too (the same bits)
         self.compiled_sums = compiled and X.size >= BLAS_MIN
-        self.z_ready = False  # Z = X / w already written for this step (by the fused step)
+        # Z = X (1/w) already written for this step's state (by the fused step or by a record)
+        self.z_ready = False
 
     def direction(self, k: int) -> np.ndarray:
         """Iteration k's step direction (n, R, d): the stochastic gradients at
@@ -123,8 +124,8 @@ class Stepper:
                 self.w_low = wmin
                 if wmin < self.alarm:
                     self.alarm = check_connected(self.mixer, st.w, k, self.alarm)
-            if gradients.major:
-                G = gradients.at(st.X, st.w if self.debias else None)
+            if gradients.major:  # Z = X (1/w) when written already (a record's, the fused step's)
+                G = gradients.at(self.Z) if self.z_ready else gradients.at(st.X, st.w if self.debias else None)
             elif self.debias:
                 if not self.z_ready:  # else the fused step wrote it with the same arithmetic
                     debias(st.X, st.w, self.Z)
@@ -369,16 +370,20 @@ class _Gradients:
             return None
         Zt = self.Zt
         if w is None:
-            np.copyto(Zt, X.transpose(1, 0, 2))
+            Zt[...] = X.transpose(1, 0, 2)
         else:
             np.multiply(X.transpose(1, 0, 2), np.divide(1.0, w).T[:, :, None], out=Zt)  # debias's arithmetic
         if self.stacked is not None:  # one call for the R replicas, then into the (n, R, d) layout
             self.stacked(Zt, self.rngs, self.Gt)
-            np.copyto(self.G, self.Gt.transpose(1, 0, 2))
+            self.G[...] = self.Gt.transpose(1, 0, 2)
             return self.G
         grad = self.problem.grad
         if self.one_call:  # one stream, one call: the R replicas' draws in replica order
-            np.copyto(self.G, np.asarray(grad(Zt, self.rngs[0])).transpose(1, 0, 2))
+            g = grad(Zt, self.rngs[0])
+            if type(g) is np.ndarray and g.dtype == np.float64:  # np.copyto's copy, without its dispatch
+                self.G[...] = g.transpose(1, 0, 2)
+            else:
+                np.copyto(self.G, np.asarray(g).transpose(1, 0, 2))
             return self.G
         twin = None
         if self.probes:  # probed once, at the first step whose points differ between all replicas
@@ -456,6 +461,21 @@ class _Fused:
         step's ``Z = X / w`` when the weights are not all 1 (returns whether)."""
         X = st.X
         n = X.shape[0]
+        rows = split.rows
+        if rows is not None and not self.large and st.w_ones and split.keeps_ones:
+            # a cached step (its messages regrouped by receiver, long rows) on weights that stay
+            # all 1: what the general path below does then (``_track``, no weight gossip, no
+            # de-biasing, the by-receiver kernel), without its branches
+            X2, G2 = X.reshape(n, -1), G.reshape(n, -1)
+            if applied is not None:  # _track's small branch (G small and C-contiguous here)
+                a2 = applied.reshape(-1)
+                np.add(a2, ones @ G2, out=a2)
+                if not math.isfinite(finite_probe(a2)):
+                    _check_finite_step(st, G, k, gamma, problem, w_low)
+            out = st.inbox[0]
+            self.k.run(X2, G2, a, split.diag, split.edges, None, out.reshape(n, -1), d=X.shape[2], rows=rows)
+            st.X, st.inbox[0] = out, X
+            return False
         msum = None
         if applied is not None:
             if self.large:
@@ -529,7 +549,7 @@ def _fused_delayed_step(k, st, G, a, parts):
         parts.dst,
         parts.vals,
         parts.delays,
-        tuple(b.reshape(n, -1) for b in st.inbox),
+        tuple([b.reshape(n, -1) for b in st.inbox]),
         s0,
         st.w,
         tuple(st.inbox_w),
