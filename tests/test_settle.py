@@ -57,6 +57,24 @@ def test_a_regime_starts_the_ladder_where_the_check_says():
     assert ladder[0] >= 3.4e3 and ladder[0] / 2 < 3.4e3
 
 
+def test_a_later_round_reads_the_latest_verdict_not_the_tag_of_the_round_before():
+    # round 1 went to the step-size regime; its verdict says the slopes are still pre-asymptotic, and the
+    # tag it carries repeats round 1's reason: round 2 must extend the ladder, not go to the regime again
+    # (which, the ladder already past it, would only double it and cut it to its first points)
+    cfg = dataclasses.replace(QUICK, complexity_budgets=(8192, 16384, 32768))
+    tagged = (
+        "ring-bidir ...: pre-asymptotic in K: ... a longer ladder in K would settle it [settled in round 1 (noise "
+        "stream 1; the step-size regime needs K >= 6.8e+02: the ladder starts there (3 points); complexity_budgets "
+        "= (8192, 16384, 32768))]"
+    )
+    ev = evidence_for(_check("iteration-complexity", detail=tagged), cfg)
+    assert ev.overrides == (("complexity_budgets", (32768, 65536, 131072)),) and "still moving" in ev.why
+    # a regime the latest run itself reports is still read
+    own = "... the regime needs K >= 5e+05" + tagged[tagged.index(" [settled") :]
+    ((_, ladder),) = evidence_for(_check("iteration-complexity", detail=own), cfg).overrides
+    assert ladder[0] >= 5e5
+
+
 def test_each_delay_check_extends_the_ladder_it_reads():
     # delay-robustness reads the ratio ladder delay_Ks, delay-rate the exponent's Ks (same experiment)
     why = "tau = 0 reference runs are outside the step-size regime ... needs K >= 5e+03"

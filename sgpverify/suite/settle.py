@@ -84,6 +84,8 @@ LADDER_FIELDS = {
     "theorem": ("theorem_K_cap", "theorem_replicas"),
 }
 
+#: How a round's verdict tags the detail it replaces (``" [settled in round 2 (...)]"``, at the end).
+SETTLED_TAG = " [settled in round "
 _NEEDS = re.compile(r"needs K >= ([0-9.]+(?:e[+-]?[0-9]+)?)")
 _WIDE = ("more replicas", "straddles")
 
@@ -126,7 +128,9 @@ def evidence_for(check: Check, cfg: SuiteConfig) -> Evidence:
     """The evidence the next round of ``check`` (inconclusive, or a control not detected) runs on,
     by the rules of this module: fixed before any round is seen, chosen by what the verdict says
     it lacks."""
-    text = f"{check.measured}; {check.detail}"
+    # what the check's latest run says it lacks: the tag a round appended (its own reasons, such as the regime
+    # it went to) is history, and read as evidence it would send every later round where the first one went
+    text = f"{check.measured}; {check.detail.split(SETTLED_TAG)[0]}"
     # a round for the control of a decisive check: what the control's verdict says it lacks (the check's
     # own text, from the run that settled it, would send the control where the check needed to go)
     for_control = check.control is not None and check.verdict != "inconclusive" and not check.control.get("detected")
@@ -417,7 +421,7 @@ def _merge(old: Check, new: Check, r: int, stream: int, why: str, over) -> Check
     inconclusive, the round's control where the planned control was not detected (undetectable
     under a loose bound only where the round judged the check first); a decisive planned verdict
     and a detected planned control are kept."""
-    settled = f"settled in round {r} (noise stream {stream}; {why}; {'; '.join(f'{k} = {v}' for k, v in over)})"
+    settled = f"{SETTLED_TAG[2:]}{r} (noise stream {stream}; {why}; {'; '.join(f'{k} = {v}' for k, v in over)})"
     out = old
     if old.verdict == "inconclusive":
         out = dataclasses.replace(
