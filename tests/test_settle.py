@@ -75,6 +75,15 @@ def test_a_later_round_reads_the_latest_verdict_not_the_tag_of_the_round_before(
     assert ladder[0] >= 5e5
 
 
+def test_the_complexity_budgets_go_to_the_regime_of_their_largest_n():
+    # budgets T = n K: at the largest n a run has T / n iterations; the regime's K is reached when that
+    # does (the ladder was doubled at every round while n = 32 stayed at K = T / 32 < the regime)
+    cfg = dataclasses.replace(QUICK, complexity_budgets=(8192, 16384, 32768), complexity_ns=(4, 8, 16, 32))
+    c = _check("iteration-complexity", detail="n = 32 outside the step-size regime ... needs K >= 6.5e+02")
+    ((field, ladder),) = evidence_for(c, cfg).overrides
+    assert field == "complexity_budgets" and ladder[0] / 32 >= 650 and ladder[0] / 64 < 650
+
+
 def test_each_delay_check_extends_the_ladder_it_reads():
     # delay-robustness reads the ratio ladder delay_Ks, delay-rate the exponent's Ks (same experiment)
     why = "tau = 0 reference runs are outside the step-size regime ... needs K >= 5e+03"

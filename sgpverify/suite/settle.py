@@ -119,6 +119,14 @@ def _ladders(name: str) -> list[tuple[str, str]]:
     return [own.get(k, LADDER_FIELDS[k]) for k in BY_NAME[name].experiments if k in LADDER_FIELDS]
 
 
+def _shortest_run(field: str, ladder: tuple[int, ...], cfg: SuiteConfig) -> float:
+    """The fewest iterations K of a run on ``ladder``: its smallest entry, except for the iteration
+    complexity's budgets T = n K, whose largest n runs T / n iterations."""
+    if field == "complexity_budgets":
+        return min(ladder) / max(cfg.complexity_ns)
+    return float(min(ladder))
+
+
 def _scaled(ladder: tuple[int, ...], factor: int, points: int | None = None) -> tuple[int, ...]:
     out = tuple(int(k) * factor for k in ladder)
     return out if points is None else out[: max(2, points)]
@@ -157,7 +165,7 @@ def evidence_for(check: Check, cfg: SuiteConfig) -> Evidence:
         K = float(need.group(1))
         for field, _ in ladders:
             ladder = getattr(cfg, field)
-            factor = 2 ** max(1, math.ceil(math.log2(max(K / min(ladder), 1.0))))
+            factor = 2 ** max(1, math.ceil(math.log2(max(K / _shortest_run(field, ladder, cfg), 1.0))))
             over.append((field, _scaled(ladder, factor, REGIME_POINTS)))
         why = f"the step-size regime needs K >= {K:.2g}: the ladder starts there ({REGIME_POINTS} points)"
     elif any(w in text for w in _WIDE):
