@@ -43,6 +43,8 @@ from .formulation import Model, pad
 from .reduced import Layout, unhat
 from .symmetry import NodeGroup
 
+LOWRANK = "lowrank"
+
 DEFAULTS = dict(
     rank=4,
     max_rank=80,
@@ -59,6 +61,14 @@ DEFAULTS = dict(
     seed=0,
     verbose=False,
 )
+
+
+def check_options(options: dict) -> dict:
+    """The options of a low-rank solve: DEFAULTS updated by ``options`` (unknown keys refused)."""
+    bad = sorted(set(options) - set(DEFAULTS))
+    if bad:
+        raise ValueError(f"solver_options for solver='lowrank' must be among {sorted(DEFAULTS)}, got {bad}")
+    return {**DEFAULTS, **options}
 
 
 @dataclasses.dataclass
@@ -376,7 +386,7 @@ def solve_lowrank(md: Model, rec: dict, group: NodeGroup, L: float, K: int, opti
     """Solve the reduced SDP of a :func:`.formulation.build_structured` model by factors.
     Returns (lower, upper, status, full Gram matrix, all function values, constraints, block
     sides, :class:`Bounds`)."""
-    opt = {**DEFAULTS, **options}
+    opt = check_options(options)
     t0 = time.perf_counter()
     pb = _Problem(md, rec, group, L, K)
     rng = np.random.default_rng(opt["seed"])
