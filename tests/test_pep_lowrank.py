@@ -22,7 +22,9 @@ TOL = 1e-6
 
 def _both(n, K, **opts):
     g = min(math.sqrt(n / K), 1.0)
-    lr = pep.worst_case(sv.graphs.exponential(n), K, L=1.0, step_size=g, zeta2=1.0, solver="lowrank", solver_options=opts)
+    lr = pep.worst_case(
+        sv.graphs.exponential(n), K, L=1.0, step_size=g, zeta2=1.0, solver="lowrank", solver_options=opts
+    )
     ref = pep.worst_case(sv.graphs.exponential(n), K, L=1.0, step_size=g, zeta2=1.0)
     return lr, ref
 

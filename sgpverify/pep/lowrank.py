@@ -53,9 +53,12 @@ DEFAULTS = dict(
     eig_tol=1e-7,
     rounds=30,
     alm_iters=60,
-    inner_iters=1000,
+    inner_iters=500,
     gtol=1e-9,
     method="trust-krylov",
+    switch=1e-5,
+    max_sigma=1e4,
+    grow=4,
     ftol=1e-12,
     maxcor=20,
     seed=0,
@@ -128,7 +131,7 @@ class _Problem:
         _, s, vt = np.linalg.svd(used, full_matrices=False)
         self.Q = vt[s > 1e-12 * max(1.0, s.max(initial=0.0))].T  # (ni, q)
         self.blocks = []  # (kind, H_b, coords, side)
-        for b, (kind, coords, _, r) in enumerate(lay.blocks):
+        for b, (kind, coords, _, _side) in enumerate(lay.blocks):
             Hb = H[:, coords]
             if b == 0:
                 Hb = np.concatenate([Hb[:, :ni] @ self.Q, Hb[:, ni:]], axis=1)
@@ -145,7 +148,7 @@ class _Problem:
 
     def unpack(self, theta: np.ndarray, ranks: list[int]) -> tuple[list[np.ndarray], np.ndarray]:
         Vs, off = [], 0
-        for (side, r, k) in self.shapes(ranks):
+        for side, r, k in self.shapes(ranks):
             size = side * r * k
             P = theta[off : off + size].reshape(k, side, r)
             off += size
@@ -281,7 +284,7 @@ def _steps(md: Model, rec: dict, T: int, K: int) -> np.ndarray:
     return steps
 
 
-def _alm(pb: _Problem, theta, ranks, a, b, lam_p, lam_q, sigma, opt):
+def _alm(pb: _Problem, theta, ranks, a, b, lam_p, lam_q, sigma, opt, method):
     """One augmented-Lagrangian subproblem: minimise over theta with fixed multipliers."""
     inc = pb.incidence(a, b)
 
@@ -313,7 +316,7 @@ def _alm(pb: _Problem, theta, ranks, a, b, lam_p, lam_q, sigma, opt):
         h2, hF = pb.grads(E, F, a, b, sigma * on_p * dgp, sigma * on_q * dgq, 0.0, inc)
         return pb.pack_grad(pb.back(h1 + h2, Vs), hF, ranks)
 
-    if opt["method"] == "L-BFGS-B":
+    if method == "L-BFGS-B":
         res = minimize(
             fun,
             theta,
@@ -323,10 +326,10 @@ def _alm(pb: _Problem, theta, ranks, a, b, lam_p, lam_q, sigma, opt):
         )
     else:
         res = minimize(
-            fun, theta, jac=True, hessp=hessp, method=opt["method"], options=dict(maxiter=opt["inner_iters"], gtol=opt["gtol"])
+            fun, theta, jac=True, hessp=hessp, method=method, options=dict(maxiter=opt["inner_iters"], gtol=opt["gtol"])
         )
     if opt["verbose"]:
-        print(f"    {opt['method']}: {res.nit} iterations, {res.nfev} evaluations, {res.message}")
+        print(f"    {method}: {res.nit} iterations, {res.nfev} evaluations, {res.message}")
     return res.x
 
 
@@ -405,12 +408,13 @@ def solve_lowrank(md: Model, rec: dict, group: NodeGroup, L: float, K: int, opti
     say = print if opt["verbose"] else (lambda *a, **k: None)
     upper = lmin = None
     rounds = 0
+    prev = np.inf
     for rounds in range(1, opt["rounds"] + 1):
         a, b = A_all[act], B_all[act]
         lam_p = lam_all[act]
-        prev = np.inf
         for _ in range(opt["alm_iters"]):
-            theta = _alm(pb, theta, ranks, a, b, lam_p, lam_q, sigma, opt)
+            method = "L-BFGS-B" if prev > opt["switch"] else opt["method"]
+            theta = _alm(pb, theta, ranks, a, b, lam_p, lam_q, sigma, opt, method)
             Vs, F = pb.unpack(theta, ranks)
             E = pb.embed(Vs)
             scale = _scale(E)
@@ -421,12 +425,15 @@ def solve_lowrank(md: Model, rec: dict, group: NodeGroup, L: float, K: int, opti
             if viol <= opt["feas_tol"]:
                 break
             if viol > 0.5 * prev:
-                sigma *= 5.0
+                sigma = min(5.0 * sigma, opt["max_sigma"])
             prev = viol
         lam_all[act] = lam_p
         _, _, vals = pb.max_pair_violation(E, F)
         new = (~act) & (vals > opt["feas_tol"] * scale)
-        say(f"round {rounds}: obj {pb.objective(E):.8g} pairs {int(act.sum())} viol {viol:.1e} new {int(new.sum())} sigma {sigma:g}")
+        say(
+            f"round {rounds}: obj {pb.objective(E):.8g} pairs {int(act.sum())} viol {viol:.1e} "
+            f"new {int(new.sum())} sigma {sigma:g}"
+        )
         if new.any():
             act |= new
             continue
@@ -449,13 +456,13 @@ def solve_lowrank(md: Model, rec: dict, group: NodeGroup, L: float, K: int, opti
         grew = False
         for i in range(nb):
             w, U = eig[i]
-            if rel[i] < -opt["eig_tol"] and ranks[i] < min(opt["max_rank"], pb.blocks[i][3]):
+            side, r, k = pb.shapes(ranks)[i]
+            neg = np.flatnonzero(w / max(1.0, float(np.abs(w).max())) < -opt["eig_tol"])
+            room = min(opt["max_rank"], side) - r
+            for j in neg[: min(opt["grow"], room)]:
                 grew = True
-                side, r, k = pb.shapes(ranks)[i]
-                ranks_new = list(ranks)
-                ranks_new[i] = r + 1
-                Vs[i] = _grow(Vs[i], U[:, 0], k, 1e-3 * np.sqrt(scale))
-                ranks = ranks_new
+                Vs[i] = _grow(Vs[i], U[:, j], k, 1e-3 * np.sqrt(scale))
+                ranks[i] += 1
         if not grew:
             break
         theta = _pack_params(pb, Vs, F, ranks)

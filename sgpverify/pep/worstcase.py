@@ -248,7 +248,8 @@ def worst_case(
     if lowrank:
         if group is None:
             raise ValueError(
-                f"solver='lowrank' needs a schedule symmetric under a known group (detect_symmetry), got {schedule.name!r}"
+                "solver='lowrank' needs a schedule symmetric under a known group (detect_symmetry), "
+                f"got {schedule.name!r}"
             )
         md, rec = build_structured(schedule, K, L, gamma, delta, zeta2, G2sq, fstar)
         primal, dual, status, Gv, Fv, ncons, sides, bd = solve_lowrank(md, rec, group, L, K, dict(solver_options or {}))
