@@ -48,9 +48,15 @@ def test_lowrank_brackets_clarabel_n4_k6():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("n, K", [(4, 10), (4, 16), (8, 8)])
+@pytest.mark.parametrize("n, K", [(4, 10), (4, 16)])
 def test_lowrank_brackets_clarabel(n, K):
     _check(*_both(n, K))
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(run=False, reason="n = 8, K = 8 does not finish within 7 minutes (benchmarks/pep_lowrank.py)")
+def test_lowrank_brackets_clarabel_n8():
+    _check(*_both(8, 8))
 
 
 def test_lowrank_gram_is_a_worst_case_point():
