@@ -45,7 +45,8 @@ reduced SDP has the full one's value.
 
 Layout: :mod:`.formulation` (the symbolic run), :mod:`.solve` (the full SDP),
 :mod:`.symmetry` (groups, detection, characters), :mod:`.reduced` (the
-reduced SDP), :mod:`.readback` (the worst-case functions), :mod:`.worstcase`
+reduced SDP), :mod:`.lowrank` (the reduced SDP by factors and constraint generation, with a
+lower and a certified upper bound: ``solver="lowrank"``), :mod:`.readback` (the worst-case functions), :mod:`.worstcase`
 (the entry point and its record).
 """
 

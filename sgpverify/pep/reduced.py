@@ -39,7 +39,7 @@ from .symmetry import NodeGroup
 _SQRT2 = float(np.sqrt(2.0))
 
 
-class _Layout:
+class Layout:
     """Coordinates of each block in the character basis, and the variable vector's slices."""
 
     def __init__(self, md: Model, group: NodeGroup, stationary: bool) -> None:
@@ -110,7 +110,7 @@ def solve_reduced(
     dual, status, full Gram matrix, all function values, scalar constraints, block sides)."""
     import cvxpy as cp
 
-    lay = _Layout(md, group, md.n_inv == 2)
+    lay = Layout(md, group, md.n_inv == 2)
     m, p = md.m, md.per_node
     # interpolation of node 0: f_b - f_a - L/4 |dx|^2 + 1/2 <ga+gb, dx> + 1/(4L) |ga-gb|^2 <= 0
     ev = md.evals[0]
@@ -167,12 +167,12 @@ def solve_reduced(
             E = 0.5 * (Mv[:T, T:] - Mv[T:, :T])
             Mv = np.block([[D, E], [-E, D]])
         Gh[np.ix_(coords, coords)] = Mv
-    Gv = _unhat(Gh, lay)
+    Gv = unhat(Gh, lay)
     Fv = np.asarray(F.value)[np.arange(md.nF) % p]
     return prob.value, dual, str(prob.status), Gv, Fv, ncons, sides
 
 
-def _unhat(Gh: np.ndarray, lay: _Layout) -> np.ndarray:
+def unhat(Gh: np.ndarray, lay: Layout) -> np.ndarray:
     """The Gram matrix in the original basis: ``W Gh W^T`` with ``W = diag(I, I_T (x) V)``."""
     n_inv, T, n, V = lay.n_inv, lay.T, lay.n, lay.V
     G = np.empty_like(Gh)

@@ -13,6 +13,7 @@ from ..mixing import MixingSchedule, mixing_schedule
 from ..validation import check_choice, check_float, check_int
 from .extra import require_pep
 from .formulation import build, build_structured, gbar, pad
+from .lowrank import LOWRANK, check_options, solve_lowrank
 from .readback import WorstCaseProblem
 from .reduced import solve_reduced
 from .solve import solve_direct, solve_pepit
@@ -60,6 +61,11 @@ class WorstCase:
         ``(1/n) sum_i ||g_i^k||^2`` per step (the G_2^2 of (b2)).
     settings : dict
         n, K, tau, delay, L, step_size, delta, zeta2, G2sq, measure, fstar, schedule.
+    bounds : dict or None
+        ``solver="lowrank"`` only: the lower and upper bounds, whether they close to the stated
+        tolerance (``exact``), the largest constraint violation relative to the scale, the dual
+        slack's smallest relative eigenvalue, the ranks, the interpolation pairs kept, and the
+        time (:class:`sgpverify.pep.lowrank.Bounds`).
     symmetry : str or None
         The group whose reduced SDP was solved (``"Z_8"``, ``"Z_2^3"``, ``"Z_2 x Z_4"``), or None
         for the full SDP.
@@ -86,6 +92,7 @@ class WorstCase:
     settings: dict
     symmetry: str | None = None
     block_sizes: tuple = ()
+    bounds: dict | None = None
     _model: Any = dataclasses.field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -157,9 +164,13 @@ def worst_case(
         Build the SDP from the coefficient vectors (one vectorised constraint block) or
         through PEPit's API.
     solver : str
-        A cvxpy solver name ("CLARABEL", "SCS").
+        A cvxpy solver name ("CLARABEL", "SCS"), or ``"lowrank"``: the same reduced SDP solved by
+        factors with constraint generation (:mod:`sgpverify.pep.lowrank`; symmetric schedules and
+        ``measure="average"`` only). Its ``value`` is then a LOWER bound, ``dual_value`` a
+        certified upper bound (None where the dual slack is not PSD to tolerance), ``status``
+        ``"exact"`` only where the two agree to ``rtol`` (default 1e-4), else ``"lower_bound"``.
     solver_options : dict, optional
-        Passed to the solver.
+        Passed to the solver (for ``"lowrank"``: the keys of ``sgpverify.pep.lowrank.DEFAULTS``).
     symmetry : {"auto", None}
         ``"auto"``: where every matrix of the schedule (delay-augmented) is invariant under a
         group of node permutations the package knows (:func:`sgpverify.pep.detect_symmetry`:
@@ -216,7 +227,16 @@ def worst_case(
         raise ValueError(f"n_iter must be >= 2 with fstar='last' (f(xbar^0) - f(xbar^(K-1)) is 0 at K = 1), got {K}")
     if not isinstance(solver, str) or not solver:
         raise ValueError(f"solver must be a cvxpy solver name, got {solver!r}")
-    require_pep(engine)
+    lowrank = solver == LOWRANK
+    if lowrank and (engine != "direct" or symmetry != "auto" or measure != "average"):
+        raise ValueError(
+            f"solver='lowrank' needs engine='direct', symmetry='auto' and measure='average', got engine={engine!r}, "
+            f"symmetry={symmetry!r}, measure={measure!r}"
+        )
+    if lowrank:
+        check_options(dict(solver_options or {}))
+    else:
+        require_pep(engine)
     schedule = (
         topology if isinstance(topology, MixingSchedule) else mixing_schedule(topology, tau=tau, delay=delay, seed=seed)
     )
@@ -224,7 +244,17 @@ def worst_case(
         raise ValueError(f"tau must match the schedule's tau = {topology.tau}, got {tau}")
     t0 = time.perf_counter()
     group = detect_symmetry(schedule, K) if symmetry == "auto" and engine == "direct" and schedule.n > 1 else None
-    if group is not None:
+    bounds = None
+    if lowrank:
+        if group is None:
+            raise ValueError(
+                "solver='lowrank' needs a schedule symmetric under a known group (detect_symmetry), "
+                f"got {schedule.name!r}"
+            )
+        md, rec = build_structured(schedule, K, L, gamma, delta, zeta2, G2sq, fstar)
+        primal, dual, status, Gv, Fv, ncons, sides, bd = solve_lowrank(md, rec, group, L, K, dict(solver_options or {}))
+        bounds = dataclasses.asdict(bd)
+    elif group is not None:
         md, rec = build_structured(schedule, K, L, gamma, delta, zeta2, G2sq, fstar)
         opts = dict(solver_options or {})
         primal, dual, status, Gv, Fv, ncons, sides = solve_reduced(md, rec, group, L, K, measure, solver, opts)
@@ -283,5 +313,6 @@ def worst_case(
         ),
         symmetry=None if group is None else group.name,
         block_sizes=tuple(int(r) for r in sides),
+        bounds=bounds,
         _model=(md, rec),
     )
