@@ -466,12 +466,9 @@ class _Fused:
             # a cached step (its messages regrouped by receiver, long rows) on weights that stay
             # all 1: what the general path below does then (``_track``, no weight gossip, no
             # de-biasing, the by-receiver kernel), without its branches
+            if applied is not None:
+                _track(applied, G, ones, st, k, gamma, problem, w_low)
             X2, G2 = X.reshape(n, -1), G.reshape(n, -1)
-            if applied is not None:  # _track's small branch (G small and C-contiguous here)
-                a2 = applied.reshape(-1)
-                np.add(a2, ones @ G2, out=a2)
-                if not math.isfinite(finite_probe(a2)):
-                    _check_finite_step(st, G, k, gamma, problem, w_low)
             out = st.inbox[0]
             self.k.run(X2, G2, a, split.diag, split.edges, None, out.reshape(n, -1), d=X.shape[2], rows=rows)
             st.X, st.inbox[0] = out, X

@@ -259,9 +259,8 @@ def _pairwise_columns(A: np.ndarray) -> np.ndarray:
     A2 = A.reshape(-1, m)
     col = [A2[:, i] for i in range(m)]
     if m < 8:
-        out = np.add(col[0], col[1])
-        for i in range(2, m):
-            out += col[i]
+        out = np.empty(A2.shape[0])
+        _sum_columns(A2, out)
     else:
         r = [np.add(col[j], col[j + 8]) for j in range(8)] if m >= 16 else col[:8]
         for b in range(16, m - m % 8, 8):
