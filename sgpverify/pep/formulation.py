@@ -183,6 +183,33 @@ def interpolation_rows(md: Model) -> list[tuple[np.ndarray, np.ndarray, np.ndarr
     return out
 
 
+def full_violation(md: Model, G: np.ndarray, F: np.ndarray, L: float) -> float:
+    """The largest ``lhs - rhs`` of EVERY constraint of the full SDP (every node's interpolation
+    pairs, the averages) at a full Gram matrix and function values: a check independent of the
+    factors' own bookkeeping."""
+    m, worst = md.m, -np.inf
+    for ev in md.evals:  # through the T x T Gram matrices of each node's points and gradients
+        Xp = np.array([pad(x, m) for x, _, _ in ev])
+        Gp = np.array([pad(g, m) for _, g, _ in ev])
+        Fp = F[np.array([f for _, _, f in ev])]
+        Pxx, Pxg, Pgg = Xp @ G @ Xp.T, Xp @ G @ Gp.T, Gp @ G @ Gp.T  # Pxg[i, j] = <x_i, g_j>
+        dxx, dgg, dxg = np.diag(Pxx), np.diag(Pgg), np.diag(Pxg)
+        # rows a, columns b: f_b - f_a - L/4 |xa-xb|^2 + 1/2 <ga+gb, xa-xb> + 1/(4L) |ga-gb|^2
+        lhs = (
+            Fp[None, :]
+            - Fp[:, None]
+            - L / 4 * (dxx[:, None] + dxx[None, :] - 2 * Pxx)
+            + 0.5 * (dxg[:, None] - Pxg.T + Pxg - dxg[None, :])
+            + (dgg[:, None] + dgg[None, :] - 2 * Pgg) / (4 * L)
+        )
+        np.fill_diagonal(lhs, -np.inf)
+        worst = max(worst, float(lhs.max()))
+    for (terms, lin), r in zip(md.quad, md.rhs):
+        v = sum(c * pad(a, m) @ G @ pad(b, m) for c, a, b in terms) + sum(c * F[j] for j, c in lin.items())
+        worst = max(worst, float(v - r))
+    return worst
+
+
 def gbar(gs: list[np.ndarray], m: int, n: int) -> np.ndarray:
     return np.sum([pad(g, m) for g in gs], axis=0) / n
 

@@ -244,24 +244,23 @@ def worst_case(
         raise ValueError(f"tau must match the schedule's tau = {topology.tau}, got {tau}")
     t0 = time.perf_counter()
     group = detect_symmetry(schedule, K) if symmetry == "auto" and engine == "direct" and schedule.n > 1 else None
+    if lowrank and group is None:
+        raise ValueError(
+            f"solver='lowrank' needs a schedule symmetric under a known group (detect_symmetry), got {schedule.name!r}"
+        )
     bounds = None
-    if lowrank:
-        if group is None:
-            raise ValueError(
-                "solver='lowrank' needs a schedule symmetric under a known group (detect_symmetry), "
-                f"got {schedule.name!r}"
-            )
+    opts = dict(solver_options or {})
+    if group is not None:
         md, rec = build_structured(schedule, K, L, gamma, delta, zeta2, G2sq, fstar)
-        primal, dual, status, Gv, Fv, ncons, sides, bd = solve_lowrank(md, rec, group, L, K, dict(solver_options or {}))
-        bounds = dataclasses.asdict(bd)
-    elif group is not None:
-        md, rec = build_structured(schedule, K, L, gamma, delta, zeta2, G2sq, fstar)
-        opts = dict(solver_options or {})
-        primal, dual, status, Gv, Fv, ncons, sides = solve_reduced(md, rec, group, L, K, measure, solver, opts)
+        if lowrank:
+            primal, dual, status, Gv, Fv, ncons, sides, bd = solve_lowrank(md, rec, group, L, K, opts)
+            bounds = dataclasses.asdict(bd)
+        else:
+            primal, dual, status, Gv, Fv, ncons, sides = solve_reduced(md, rec, group, L, K, measure, solver, opts)
     else:
         md, rec = build(schedule, K, L, gamma, delta, zeta2, G2sq, fstar)
         run = solve_direct if engine == "direct" else solve_pepit
-        primal, dual, status, Gv, Fv, ncons = run(md, rec, L, K, measure, solver, dict(solver_options or {}))
+        primal, dual, status, Gv, Fv, ncons = run(md, rec, L, K, measure, solver, opts)
         sides = (md.m,)
     seconds = time.perf_counter() - t0
     if primal is None or Gv is None or not math.isfinite(primal):

@@ -138,14 +138,13 @@ def exp_worstcase(
             args = dict(L=L, step_size=gamma, tau=tau, delay=cfg.delay, delta=Delta, zeta2=zeta2, G2sq=G2sq, seed=seed)
             # the full SDP at the suite's size (n = 4): the same bits as before the reduction
             wc = pep.worst_case(topo, K, symmetry=None, **args)
-            if wc.status != "optimal":
+            if wc.status != "optimal" and sched.n > 1 and pep.detect_symmetry(sched, K) is not None:
                 # the same SDP in its symmetry-reduced form (the same value, smaller blocks, where the schedule
                 # has a symmetry the package knows): a solve that the full form's scaling left inaccurate
                 # often ends optimal there
                 red = pep.worst_case(topo, K, symmetry="auto", **args)
-                if red.symmetry is not None:
-                    e.update(full_status=wc.status, reduced=red.symmetry)
-                    wc = red
+                e.update(full_status=wc.status, reduced=red.symmetry)
+                wc = red
             e.update(
                 worst_case=wc.value,
                 dual=wc.dual_value,
