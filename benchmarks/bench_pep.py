@@ -22,6 +22,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 CHILD = r"""
@@ -36,65 +37,65 @@ out = dict(n=n, K=K, symmetry=wc.symmetry, blocks=list(wc.block_sizes), gram=wc.
            constraints=wc.n_constraints, status=wc.status, value=wc.value, seconds=time.perf_counter() - t)
 if sys.argv[4] == "1":  # every node's constraints at the solution read back as a full Gram matrix
     import numpy as np
-    from sgpverify.pep.formulation import interpolation_rows, pad
+    from sgpverify.pep.formulation import full_violation
     md, _ = wc._model
-    G, F, m, worst = wc.gram, md.F, md.m, -np.inf
-    ip = lambda u, v: np.einsum("ri,ij,rj->r", u, G, v)
-    for DX, SG, DG, FF in interpolation_rows(md):
-        lhs = F[FF[:, 1]] - F[FF[:, 0]] - ip(DX, DX) / 4 + 0.5 * ip(SG, DX) + ip(DG, DG) / 4
-        worst = max(worst, float(lhs.max()))
-    for (terms, lin), r in zip(md.quad, md.rhs):
-        v = sum(c * pad(a, m) @ G @ pad(b, m) for c, a, b in terms) + sum(c * F[j] for j, c in lin.items())
-        worst = max(worst, float(v - r))
-    out["max_violation"] = worst
-    out["scale"] = float(np.abs(G).max())
+    out["max_violation"] = full_violation(md, wc.gram, md.F, 1.0)
+    out["scale"] = float(np.abs(wc.gram).max())
 print(json.dumps(out))
 """
 
 
-def _pair(s: str) -> tuple[int, int]:
+def _pair(s: str, least_n: int = 1) -> tuple[int, int]:
     try:
         n, K = (int(x) for x in s.split(":"))
     except ValueError:
         raise argparse.ArgumentTypeError(f"a case must be n:K (two integers), got {s!r}") from None
-    if n < 1 or K < 1:
-        raise argparse.ArgumentTypeError(f"a case must have n >= 1 and K >= 1, got {s!r}")
+    if n < least_n or K < 1:
+        raise argparse.ArgumentTypeError(f"a case must have n >= {least_n} and K >= 1, got {s!r}")
     return n, K
+
+
+def run_child(code: str, args: list[str], limit: float) -> dict:
+    """``python -c code *args`` in a child process, killed after ``limit`` seconds: its exit code,
+    stdout and stderr, wall seconds, peak RSS (MB, from os.wait4) and whether it was stopped."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([os.getcwd(), env.get("PYTHONPATH", "")])
+    t0 = time.perf_counter()
+    with tempfile.TemporaryFile("w+") as fout, tempfile.TemporaryFile("w+") as ferr:
+        p = subprocess.Popen([sys.executable, "-c", code, *args], stdout=fout, stderr=ferr, env=env)
+        timed_out = False
+        while True:  # os.wait4 reaps the child and gives its own rusage (peak RSS)
+            pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() - t0 > limit and not timed_out:
+                p.kill()
+                timed_out = True
+            time.sleep(0.2)
+        p.returncode = os.waitstatus_to_exitcode(status)  # reaped here: keep Popen from waiting again
+        fout.seek(0)
+        ferr.seek(0)
+        stdout, stderr = fout.read(), ferr.read()
+    return dict(
+        code=p.returncode,
+        stdout=stdout,
+        stderr=stderr,
+        wall=time.perf_counter() - t0,
+        rss_mb=ru.ru_maxrss / 1024,
+        stopped=timed_out,
+    )
 
 
 def run_case(n: int, K: int, mode: str, limit: float, feasibility: bool = False) -> dict:
     """One worst case in a child process: its record, wall seconds and peak RSS (MB)."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([os.getcwd(), env.get("PYTHONPATH", "")])
-    t0 = time.perf_counter()
-    p = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(n), str(K), mode, "1" if feasibility else "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-    )
-    out = {"n": n, "K": K, "mode": mode}
-    timed_out = False
-    while True:  # os.wait4 reaps the child and gives its own rusage (peak RSS)
-        pid, status, ru = os.wait4(p.pid, os.WNOHANG)
-        if pid:
-            break
-        if time.perf_counter() - t0 > limit and not timed_out:
-            p.kill()
-            timed_out = True
-        time.sleep(0.2)
-    wall = time.perf_counter() - t0
-    code = os.waitstatus_to_exitcode(status)
-    p.returncode = code  # reaped here: keep Popen from waiting again
-    stdout, stderr = p.stdout.read(), p.stderr.read()
-    out["wall_s"] = wall
-    out["peak_rss_mb"] = ru.ru_maxrss / 1024
-    if timed_out:
+    c = run_child(CHILD, [str(n), str(K), mode, "1" if feasibility else "0"], limit)
+    out = {"n": n, "K": K, "mode": mode, "wall_s": c["wall"], "peak_rss_mb": c["rss_mb"]}
+    if c["stopped"]:
         out["result"] = f"stopped after {limit:.0f} s (no value)"
-    elif code != 0:
-        out["result"] = "failed: " + stderr.decode().strip().splitlines()[-1]
+    elif c["code"] != 0:
+        out["result"] = "failed: " + c["stderr"].strip().splitlines()[-1]
     else:
-        out.update(json.loads(stdout.decode().strip().splitlines()[-1]))
+        out.update(json.loads(c["stdout"].strip().splitlines()[-1]))
         out["result"] = "solved"
     return out
 

@@ -20,10 +20,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
-import tempfile
-import time
+
+from bench_pep import _pair, run_child  # the sibling script (benchmarks/ is the script's directory)
 
 CHILD = r"""
 import json, math, sys, time, warnings
@@ -44,44 +43,20 @@ print(json.dumps(out))
 """
 
 
-def _pair(s: str) -> tuple[int, int]:
-    try:
-        n, K = (int(x) for x in s.split(":"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a case must be n:K (two integers), got {s!r}") from None
-    if n < 2 or K < 1:
-        raise argparse.ArgumentTypeError(f"a case needs n >= 2 and K >= 1, got {s!r}")
-    return n, K
-
-
 def run_case(n: int, K: int, ref: bool, limit: float) -> dict:
     """One case in a child process: its record, wall seconds and peak RSS (MB, from os.wait4)."""
-    t = time.perf_counter()
-    with tempfile.TemporaryFile("w+") as fout:
-        proc = subprocess.Popen([sys.executable, "-c", CHILD, str(n), str(K), "1" if ref else "0"], stdout=fout)
-        timed_out = False
-        while True:  # os.wait4 reaps the child and gives its own rusage
-            pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() - t > limit and not timed_out:
-                proc.kill()
-                timed_out = True
-            time.sleep(0.2)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        fout.seek(0)
-        out = fout.read()
-    rss = ru.ru_maxrss / 1024
-    if timed_out or not out.strip():
-        return dict(n=n, K=K, stopped=timed_out, failed=not timed_out, seconds=time.perf_counter() - t, rss_mb=rss)
-    r = json.loads(out.strip().splitlines()[-1])
-    r["rss_mb"] = rss
+    c = run_child(CHILD, [str(n), str(K), "1" if ref else "0"], limit)
+    sys.stderr.write(c["stderr"])  # the child's warnings and errors, as when it wrote to the terminal
+    if c["stopped"] or not c["stdout"].strip():
+        return dict(n=n, K=K, stopped=c["stopped"], failed=not c["stopped"], seconds=c["wall"], rss_mb=c["rss_mb"])
+    r = json.loads(c["stdout"].strip().splitlines()[-1])
+    r["rss_mb"] = c["rss_mb"]
     return r
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cases", nargs="+", type=_pair, default=[(4, 6), (4, 10)], help="n:K pairs")
+    ap.add_argument("--cases", nargs="+", type=lambda s: _pair(s, 2), default=[(4, 6), (4, 10)], help="n:K pairs")
     ap.add_argument("--reference", action="store_true", help="also solve with Clarabel (small sizes only)")
     ap.add_argument("--limit", type=float, default=600.0, help="seconds per case before it is stopped")
     ap.add_argument("--json", action="store_true")
