@@ -11,6 +11,9 @@ pytest.importorskip("sklearn", reason="scikit-learn not installed: pip install '
 
 from sgpverify.distributed import paper  # noqa: E402
 
+#: Round-off of a difference of two float32 accuracies in [0, 1] (a few float32 eps).
+F32_SLACK = 4 * 2.0**-23
+
 
 @pytest.fixture(scope="module")
 def short():
@@ -37,8 +40,10 @@ def test_sgp_learns_as_well_as_allreduce(short):
         assert ar["averaged_accuracy"] > 0.8  # the digits are learnt at all (chance: 0.1)
         for alg in ("sgp", "osgp"):
             # stated margin: 5 points (18 test images); the paper: within 1.2 points at 32 nodes
-            assert _row(short, scenario, alg)["gap_to_allreduce"] <= 0.05
-            assert min(_row(short, scenario, alg)["final_accuracy"]) >= ar["averaged_accuracy"] - 0.05
+            # accuracies are float32 fractions of 360 images: 18 images is 0.05 only to float32's rounding
+            # (18 / 360 in float32 reads 0.050000012), so the margin carries a few float32 eps
+            assert _row(short, scenario, alg)["gap_to_allreduce"] <= 0.05 + F32_SLACK
+            assert min(_row(short, scenario, alg)["final_accuracy"]) >= ar["averaged_accuracy"] - 0.05 - F32_SLACK
 
 
 def test_faults_cost_allreduce_more_than_sgp(short):
