@@ -613,3 +613,20 @@ def test_atoms_at_the_top_are_no_evidence_of_a_heavy_tail():
     assert atoms_in_tail(group) and variance_settles(group)
     continuous = rng.pareto(0.5, (4096, 1)) + 1.0  # no ties: both rules find it heavy and unsettled
     assert not atoms_in_tail(continuous) and not variance_settles(continuous)
+
+
+def test_the_shipped_finite_sum_example_passes_and_sigma2_over_4_is_refuted():
+    """docs/examples/finitesum.py (one data row of 64 per node and step): its proved constants hold, its
+    noise is not called infinite-variance, and a sigma2 four times too small is refuted as a finite variance."""
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "docs" / "examples" / "finitesum.py"
+    spec = importlib.util.spec_from_file_location("finitesum_example", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    p = mod.make(16, 10, 0)
+    r = check_constants(p)
+    assert r.passed and not r.infinite_variance, str(r)
+    bad = check_constants(Declared(p, sigma2=p.sigma2 / 4))
+    assert "sigma2" in bad.refuted and not bad.infinite_variance, str(bad)

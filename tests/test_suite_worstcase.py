@@ -144,3 +144,43 @@ def test_an_inaccurate_full_solve_is_retried_on_the_reduced_sdp(monkeypatch):
     assert all(e["status"] == "optimal_inaccurate" and "reduced" not in e for e in d["entries"])
     res = suite.check_worst_case(CFG, {"worstcase": d})
     assert res["verdict"] == "inconclusive" and "ended with status optimal_inaccurate" in res["detail"]
+
+
+def test_beyond_the_defaults_size_a_symmetric_schedule_is_solved_reduced(monkeypatch):
+    """Up to n K = FULL_SDP_NK the check solves the full SDP (the defaults' bits); beyond it, on a schedule with
+    a known symmetry, the reduced one, with the same value, which the entry and the detail state (group and
+    block sides); a schedule without a known symmetry keeps the full SDP at any size."""
+    pytest.importorskip("cvxpy")
+    pytest.importorskip("clarabel")
+    from sgpverify import pep
+    from sgpverify.suite.experiments import worstcase as exp
+    from sgpverify.suite.setting import setting_schedules
+
+    real = pep.worst_case
+    calls = []
+
+    def spy(*a, symmetry="auto", **k):
+        calls.append(symmetry)
+        return real(*a, symmetry=symmetry, **k)
+
+    monkeypatch.setattr(pep, "worst_case", spy)
+    K = exp.FULL_SDP_NK // 4
+    small = dataclasses.replace(CFG, topologies=("exponential",), pep_n=4, pep_Ks=(K,), pep_taus=(0,))
+    d_small = suite.exp_worstcase(small, 0)
+    assert calls == [None] and "reduced" not in d_small["entries"][0]
+    calls.clear()
+    big = dataclasses.replace(small, pep_n=8, pep_Ks=(3,))
+    d = suite.exp_worstcase(big, 0)
+    (e,) = d["entries"]
+    assert calls == ["auto"] and e["reduced"] == "Z_8" and e["status"] == "optimal"
+    assert len(e["blocks"]) == 5 and max(e["blocks"]) < e["gram_size"]
+    (_, make), *_ = setting_schedules(big)
+    args = dict(L=e["L"], step_size=e["gamma"], tau=0, delay=big.delay, delta=e["Delta"], zeta2=e["zeta2"])
+    full = real(make(8, 0), 3, symmetry=None, G2sq=e["G2sq"], seed=0, **args)
+    assert e["worst_case"] == pytest.approx(full.value, rel=1e-6)
+    res = suite.check_worst_case(big, {"worstcase": d})
+    assert res["verdict"] == "pass", res["detail"]
+    assert f"symmetry-reduced SDP (Z_8, blocks of side {', '.join(map(str, e['blocks']))})" in res["detail"]
+    calls.clear()
+    d = suite.exp_worstcase(dataclasses.replace(big, topologies=("exponential-irregular",)), 0)
+    assert calls == ["auto"] and "reduced" not in d["entries"][0]

@@ -171,6 +171,10 @@ def worst_case(
         ``"exact"`` only where the two agree to ``rtol`` (default 1e-4), else ``"lower_bound"``.
     solver_options : dict, optional
         Passed to the solver (for ``"lowrank"``: the keys of ``sgpverify.pep.lowrank.DEFAULTS``).
+        With Clarabel (``engine="direct"``), a solve that ends ``"optimal_inaccurate"`` is solved once
+        more with ``sgpverify.pep.solve.RETRY_OPTIONS`` (no equilibration, iterative refinement to
+        round-off; yours win where you set the same keys), kept where it ends optimal;
+        setting ``equilibrate_enable`` yourself switches that retry off.
     symmetry : {"auto", None}
         ``"auto"``: where every matrix of the schedule (delay-augmented) is invariant under a
         group of node permutations the package knows (:func:`sgpverify.pep.detect_symmetry`:

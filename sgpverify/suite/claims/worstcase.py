@@ -21,6 +21,16 @@ PEP_RTOL = 1e-6
 NOT_APPLICABLE = "not applicable"
 
 
+def _form(e: dict[str, Any]) -> str:
+    """Which SDP gave an entry's worst case, where it was not the full one."""
+    if not e.get("reduced"):
+        return ""
+    b = e.get("blocks")
+    sides = f", blocks of side {', '.join(str(x) for x in b)}" if b else ""
+    why = f", the full one having ended {e['full_status']}" if e.get("full_status") else ""
+    return f"; the symmetry-reduced SDP ({e['reduced']}{sides}){why}"
+
+
 def check_worst_case(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     """Derived bound (c2) >= PEP worst case >= measured average, per schedule and tau."""
     d = data["worstcase"]
@@ -80,11 +90,7 @@ def check_worst_case(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
         parts.append(
             f"{where}: published {e['published']:.4g} ({reg}), derived{' without its consensus term' if drop else ''} "
             f"{derived:.4g}, worst case {wc:.4g} (Gram matrix {e['gram_size']} x {e['gram_size']}"
-            + (
-                f"; the symmetry-reduced SDP ({e['reduced']}), the full one having ended {e['full_status']}"
-                if e.get("reduced")
-                else ""
-            )
+            + _form(e)
             + "), measured "
             f"{e['measured']:.4g}"
             + (
@@ -114,8 +120,9 @@ WORST_CASE = Claim(
     ("worstcase",),
     "derived (c2) / PEP worst case, and measured / worst case, per schedule and tau in pep_taus",
     "pass iff derived >= worst case (1 - tol) and measured <= worst case (1 + tol) everywhere, tol = 1e-6 + the "
-    "solver's relative duality gap; inconclusive where the solver is not optimal (on the full SDP and, where the "
-    "schedule has a known symmetry, on the reduced one) or gamma L > 1; not applicable "
+    "solver's relative duality gap; the full SDP up to n K = 16, beyond it the symmetry-reduced one where the "
+    "schedule has a known symmetry; inconclusive where the solver is not optimal (a full SDP that is not is solved "
+    "again reduced, where the schedule has a known symmetry) or gamma L > 1; not applicable "
     "without the pep extra; on a stochastic problem the class is the deterministic one with its constants, the "
     "bounds are taken at sigma^2 = 0 and the measured (noisy) run is not compared",
     make_control(

@@ -28,10 +28,18 @@ __all__ = [
     "spectral_sum",
     "tightness_table",
     "PEP_UNAVAILABLE",
+    "FULL_SDP_NK",
 ]
 
 #: The reason the worst-case check does not apply without the optional extra.
 PEP_UNAVAILABLE = "not applicable: install the pep extra (pip install 'sgpverify[pep]')"
+
+
+#: The largest n K at which the check solves the full SDP (the defaults' n = 4, K = 4: a few seconds, and the
+#: same bits as before the reduction existed). Beyond it, a schedule with a symmetry the package knows is
+#: solved in the symmetry-reduced form (the same value, blocks of side about 2K instead of one of side
+#: about 2nK): n = 8, K = 8 takes about as long reduced as n = 4, K = 4 in full (docs/tightness.md).
+FULL_SDP_NK = 16
 
 
 def spectral_sum(schedule: Any, K: int) -> tuple[float, float]:
@@ -136,14 +144,17 @@ def exp_worstcase(
             thr = theorem_threshold(dataclasses.replace(cfg, n=n), L, C, q) if C is not None and q is not None else None
             e.update(threshold=thr, in_regime=None if thr is None else bool(K >= thr))
             args = dict(L=L, step_size=gamma, tau=tau, delay=cfg.delay, delta=Delta, zeta2=zeta2, G2sq=G2sq, seed=seed)
-            # the full SDP at the suite's size (n = 4): the same bits as before the reduction
-            wc = pep.worst_case(topo, K, symmetry=None, **args)
-            if wc.status != "optimal" and sched.n > 1 and pep.detect_symmetry(sched, K) is not None:
+            # the full SDP up to the defaults' size (the same bits as before the reduction), the reduced one beyond
+            full = n * K <= FULL_SDP_NK
+            wc = pep.worst_case(topo, K, symmetry=None if full else "auto", **args)
+            if not full and wc.symmetry is not None:
+                e.update(reduced=wc.symmetry, blocks=list(wc.block_sizes))
+            elif wc.status != "optimal" and sched.n > 1 and pep.detect_symmetry(sched, K) is not None:
                 # the same SDP in its symmetry-reduced form (the same value, smaller blocks, where the schedule
                 # has a symmetry the package knows): a solve that the full form's scaling left inaccurate
                 # often ends optimal there
                 red = pep.worst_case(topo, K, symmetry="auto", **args)
-                e.update(full_status=wc.status, reduced=red.symmetry)
+                e.update(full_status=wc.status, reduced=red.symmetry, blocks=list(red.block_sizes))
                 wc = red
             e.update(
                 worst_case=wc.value,
