@@ -184,3 +184,20 @@ def test_beyond_the_defaults_size_a_symmetric_schedule_is_solved_reduced(monkeyp
     calls.clear()
     d = suite.exp_worstcase(dataclasses.replace(big, topologies=("exponential-irregular",)), 0)
     assert calls == ["auto"] and "reduced" not in d["entries"][0]
+
+
+def test_the_tolerance_grows_with_the_gram_side(data):
+    """tol = max(PEP_RTOL, PEP_RTOL_PER_SIDE * side): a run 0.5 tol above the worst case of a large SDP passes,
+    2 tol above fails; at the defaults' side the same 0.5 tol of the large one fails."""
+    big = copy.deepcopy(data)
+    e = big["worstcase"]["entries"][0]
+    e["gram_size"] = 1000
+    tol = claim.PEP_RTOL_PER_SIDE * 1000
+    assert tol > claim.PEP_RTOL
+    e["measured"] = e["worst_case"] * (1 + 0.5 * tol)
+    assert suite.check_worst_case(CFG, big)["verdict"] == "pass"
+    e["measured"] = e["worst_case"] * (1 + 2 * tol)
+    assert suite.check_worst_case(CFG, big)["verdict"] == "fail"
+    small = copy.deepcopy(data)
+    small["worstcase"]["entries"][0]["measured"] = small["worstcase"]["entries"][0]["worst_case"] * (1 + 0.5 * tol)
+    assert suite.check_worst_case(CFG, small)["verdict"] == "fail"
