@@ -201,3 +201,37 @@ def test_the_tolerance_grows_with_the_gram_side(data):
     small = copy.deepcopy(data)
     small["worstcase"]["entries"][0]["measured"] = small["worstcase"]["entries"][0]["worst_case"] * (1 + 0.5 * tol)
     assert suite.check_worst_case(CFG, small)["verdict"] == "fail"
+
+
+def test_an_inaccurate_reduced_solve_is_retried_in_full_where_affordable(monkeypatch):
+    """Beyond FULL_SDP_NK a reduced solve that ends short of optimal is solved again in full up to
+    FULL_RETRY_NK (kept where optimal, and the detail says so); beyond that the reduced solve stands."""
+    pytest.importorskip("cvxpy")
+    pytest.importorskip("clarabel")
+    from sgpverify import pep
+    from sgpverify.suite.experiments import worstcase as exp
+
+    real = pep.worst_case
+    calls = []
+
+    def flaky(*a, symmetry="auto", **k):  # the reduced form ends inaccurate, the full one as the solver says
+        calls.append(symmetry)
+        wc = real(*a, symmetry=symmetry, **k)
+        return dataclasses.replace(wc, status="optimal_inaccurate") if symmetry == "auto" else wc
+
+    monkeypatch.setattr(pep, "worst_case", flaky)
+    cfg = dataclasses.replace(CFG, topologies=("exponential",), pep_n=8, pep_Ks=(3,), pep_taus=(0,))
+    assert exp.FULL_SDP_NK < 8 * 3 <= exp.FULL_RETRY_NK
+    d = suite.exp_worstcase(cfg, 0)
+    (e,) = d["entries"]
+    assert calls == ["auto", None] and e["status"] == "optimal" and "reduced" not in e
+    assert e["reduced_status"] == "optimal_inaccurate" and e["reduced_group"] == "Z_8"
+    res = suite.check_worst_case(cfg, {"worstcase": d})
+    assert res["verdict"] == "pass"
+    assert "the full SDP, the symmetry-reduced one (Z_8) having ended optimal_inaccurate" in res["detail"]
+    calls.clear()
+    K = exp.FULL_RETRY_NK // 8 + 1
+    d = suite.exp_worstcase(dataclasses.replace(cfg, pep_Ks=(K,)), 0)
+    (e,) = d["entries"]
+    assert calls == ["auto"] and e["status"] == "optimal_inaccurate" and e["reduced"] == "Z_8"
+    assert suite.check_worst_case(cfg, {"worstcase": d})["verdict"] == "inconclusive"

@@ -28,6 +28,8 @@ NOT_APPLICABLE = "not applicable"
 
 def _form(e: dict[str, Any]) -> str:
     """Which SDP gave an entry's worst case, where it was not the full one."""
+    if e.get("reduced_status"):
+        return f"; the full SDP, the symmetry-reduced one ({e['reduced_group']}) having ended {e['reduced_status']}"
     if not e.get("reduced"):
         return ""
     b = e.get("blocks")
@@ -125,11 +127,12 @@ WORST_CASE = Claim(
     ("worstcase",),
     "derived (c2) / PEP worst case, and measured / worst case, per schedule and tau in pep_taus",
     "pass iff derived >= worst case (1 - tol) and measured <= worst case (1 + tol) everywhere, tol = max(1e-6, "
-    "1e-7 x the Gram side) + the solver's relative duality gap; the full SDP up to n K = 16, beyond it the symmetry-reduced one where the "
-    "schedule has a known symmetry; inconclusive where the solver is not optimal (a full SDP that is not is solved "
-    "again reduced, where the schedule has a known symmetry) or gamma L > 1; not applicable "
-    "without the pep extra; on a stochastic problem the class is the deterministic one with its constants, the "
-    "bounds are taken at sigma^2 = 0 and the measured (noisy) run is not compared",
+    "1e-7 x the Gram side) + the solver's relative duality gap; the full SDP up to n K = 16, beyond it the "
+    "symmetry-reduced one where the schedule has a known symmetry; inconclusive where the solver is not optimal "
+    "(a full SDP that is not is solved again reduced where the schedule has a known symmetry, a reduced one again "
+    "in full up to n K = 40) or gamma L > 1; not applicable without the pep extra; on a stochastic problem the "
+    "class is the deterministic one with its constants, the bounds are taken at sigma^2 = 0 and the measured "
+    "(noisy) run is not compared",
     make_control(
         "dropped-consensus-term",
         "the derived bound without its consensus term L^2 (gamma S2 G2 / delta)^2 (a derivation error)",

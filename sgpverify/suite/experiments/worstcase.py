@@ -29,6 +29,7 @@ __all__ = [
     "tightness_table",
     "PEP_UNAVAILABLE",
     "FULL_SDP_NK",
+    "FULL_RETRY_NK",
 ]
 
 #: The reason the worst-case check does not apply without the optional extra.
@@ -40,6 +41,10 @@ PEP_UNAVAILABLE = "not applicable: install the pep extra (pip install 'sgpverify
 #: solved in the symmetry-reduced form (the same value, blocks of side about 2K instead of one of side
 #: about 2nK): n = 8, K = 8 takes about as long reduced as n = 4, K = 4 in full (docs/tightness.md).
 FULL_SDP_NK = 16
+
+#: Up to this n K, a reduced solve that ends short of optimal is repeated in full (n = 4, K = 10: about 10 s;
+#: n = 8, K = 5: about a minute); the full solve is kept where it ends optimal.
+FULL_RETRY_NK = 40
 
 
 def spectral_sum(schedule: Any, K: int) -> tuple[float, float]:
@@ -148,7 +153,14 @@ def exp_worstcase(
             full = n * K <= FULL_SDP_NK
             wc = pep.worst_case(topo, K, symmetry=None if full else "auto", **args)
             if not full and wc.symmetry is not None:
-                e.update(reduced=wc.symmetry, blocks=list(wc.block_sizes))
+                if wc.status != "optimal" and n * K <= FULL_RETRY_NK:
+                    # the reduced SDP is not always the better conditioned one: the full form where affordable
+                    alt = pep.worst_case(topo, K, symmetry=None, **args)
+                    if alt.status == "optimal":
+                        e.update(reduced_status=wc.status, reduced_group=wc.symmetry)
+                        wc = alt
+                if wc.symmetry is not None:
+                    e.update(reduced=wc.symmetry, blocks=list(wc.block_sizes))
             elif wc.status != "optimal" and sched.n > 1 and pep.detect_symmetry(sched, K) is not None:
                 # the same SDP in its symmetry-reduced form (the same value, smaller blocks, where the schedule
                 # has a symmetry the package knows): a solve that the full form's scaling left inaccurate
