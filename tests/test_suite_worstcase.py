@@ -114,10 +114,9 @@ def test_run_prints_the_tightness_table_of_a_worstcase_config(tmp_path, capsys):
     assert len(rows) == 2
 
 
-def test_an_inaccurate_full_solve_is_retried_on_the_reduced_sdp(monkeypatch):
-    """A full SDP that ends inaccurate (seen with three times the default heterogeneity at tau = 1) is solved
-    again in its symmetry-reduced form where the schedule has a known symmetry, which the entry and the
-    check's detail say; a schedule without one keeps the inaccurate solve, and the check stays inconclusive."""
+def _watch(monkeypatch, inaccurate=()):
+    """Record the ``symmetry`` of every ``pep.worst_case`` call; a solve whose symmetry is in ``inaccurate``
+    reports "optimal_inaccurate" (the solver's own status otherwise). Returns the list of calls."""
     pytest.importorskip("cvxpy")
     pytest.importorskip("clarabel")
     from sgpverify import pep
@@ -125,12 +124,20 @@ def test_an_inaccurate_full_solve_is_retried_on_the_reduced_sdp(monkeypatch):
     real = pep.worst_case
     calls = []
 
-    def flaky(*a, symmetry="auto", **k):  # the full form ends inaccurate, the reduced one as the solver says
+    def watched(*a, symmetry="auto", **k):
         calls.append(symmetry)
         wc = real(*a, symmetry=symmetry, **k)
-        return dataclasses.replace(wc, status="optimal_inaccurate") if symmetry is None else wc
+        return dataclasses.replace(wc, status="optimal_inaccurate") if symmetry in inaccurate else wc
 
-    monkeypatch.setattr(pep, "worst_case", flaky)
+    monkeypatch.setattr(pep, "worst_case", watched)
+    return calls
+
+
+def test_an_inaccurate_full_solve_is_retried_on_the_reduced_sdp(monkeypatch):
+    """A full SDP that ends inaccurate (seen with three times the default heterogeneity at tau = 1) is solved
+    again in its symmetry-reduced form where the schedule has a known symmetry, which the entry and the
+    check's detail say; a schedule without one keeps the inaccurate solve, and the check stays inconclusive."""
+    calls = _watch(monkeypatch, inaccurate=(None,))  # the full form ends inaccurate
     cfg = dataclasses.replace(CFG, topologies=("exponential",), pep_taus=(1,))
     d = suite.exp_worstcase(cfg, 0)
     (e,) = d["entries"]
@@ -150,20 +157,12 @@ def test_beyond_the_defaults_size_a_symmetric_schedule_is_solved_reduced(monkeyp
     """Up to n K = FULL_SDP_NK the check solves the full SDP (the defaults' bits); beyond it, on a schedule with
     a known symmetry, the reduced one, with the same value, which the entry and the detail state (group and
     block sides); a schedule without a known symmetry keeps the full SDP at any size."""
-    pytest.importorskip("cvxpy")
-    pytest.importorskip("clarabel")
     from sgpverify import pep
     from sgpverify.suite.experiments import worstcase as exp
     from sgpverify.suite.setting import setting_schedules
 
     real = pep.worst_case
-    calls = []
-
-    def spy(*a, symmetry="auto", **k):
-        calls.append(symmetry)
-        return real(*a, symmetry=symmetry, **k)
-
-    monkeypatch.setattr(pep, "worst_case", spy)
+    calls = _watch(monkeypatch)
     K = exp.FULL_SDP_NK // 4
     small = dataclasses.replace(CFG, topologies=("exponential",), pep_n=4, pep_Ks=(K,), pep_taus=(0,))
     d_small = suite.exp_worstcase(small, 0)
@@ -206,20 +205,9 @@ def test_the_tolerance_grows_with_the_gram_side(data):
 def test_an_inaccurate_reduced_solve_is_retried_in_full_where_affordable(monkeypatch):
     """Beyond FULL_SDP_NK a reduced solve that ends short of optimal is solved again in full up to
     FULL_RETRY_NK (kept where optimal, and the detail says so); beyond that the reduced solve stands."""
-    pytest.importorskip("cvxpy")
-    pytest.importorskip("clarabel")
-    from sgpverify import pep
     from sgpverify.suite.experiments import worstcase as exp
 
-    real = pep.worst_case
-    calls = []
-
-    def flaky(*a, symmetry="auto", **k):  # the reduced form ends inaccurate, the full one as the solver says
-        calls.append(symmetry)
-        wc = real(*a, symmetry=symmetry, **k)
-        return dataclasses.replace(wc, status="optimal_inaccurate") if symmetry == "auto" else wc
-
-    monkeypatch.setattr(pep, "worst_case", flaky)
+    calls = _watch(monkeypatch, inaccurate=("auto",))  # the reduced form ends inaccurate
     cfg = dataclasses.replace(CFG, topologies=("exponential",), pep_n=8, pep_Ks=(3,), pep_taus=(0,))
     assert exp.FULL_SDP_NK < 8 * 3 <= exp.FULL_RETRY_NK
     d = suite.exp_worstcase(cfg, 0)
