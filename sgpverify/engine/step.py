@@ -291,14 +291,21 @@ def node_dot(n: int, m: int) -> Callable[[np.ndarray], np.ndarray]:
     ones = np.ones(n)
     ok = _DOT_ROWS.get((n, m))
     if ok is None:
-        rng = np.random.default_rng(n * 7919 + m)
-        probes = (
-            rng.standard_normal((n, m)),
-            rng.standard_normal((n, m)) * 10.0 ** rng.integers(-300, 300, (n, m)),
-            -np.zeros((n, m)),
-        )
-        ok = _DOT_ROWS[(n, m)] = all((ones @ P).tobytes() == ones.dot(P).tobytes() for P in probes)
+        ok = _DOT_ROWS[(n, m)] = same_sums(ones.__matmul__, ones.dot, n, m)
     return ones.dot if ok else ones.__matmul__
+
+
+def same_sums(f: Callable[[np.ndarray], np.ndarray], g: Callable[[np.ndarray], np.ndarray], n: int, m: int) -> bool:
+    """Whether ``f(A)`` and ``g(A)`` are byte for byte equal on (n, m) arrays A of normal entries
+    (any other order of their sums rounds differently), of entries over the whole float64 range
+    and of -0.0: :func:`node_dot`'s probe."""
+    rng = np.random.default_rng(n * 7919 + m)
+    probes = (
+        rng.standard_normal((n, m)),
+        rng.standard_normal((n, m)) * 10.0 ** rng.integers(-300, 300, (n, m)),
+        -np.zeros((n, m)),
+    )
+    return all(f(P).tobytes() == g(P).tobytes() for P in probes)
 
 
 #: Rows up to this length are summed by :func:`sum_rows`'s einsum.
