@@ -174,3 +174,29 @@ def test_divergence_on_a_cached_step_is_named_the_same_on_both_paths(monkeypatch
             sv.simulate(prob, sv.graphs.exponential(16), step_size=1e6, n_iter=600, replicas=8, record_every=1000)
         errs.append((e.value.iteration, e.value.node, str(e.value)))
     assert errs[0] == errs[1] and errs[0][0] < 600
+
+
+@pytest.mark.parametrize("n,m", [(1, 1), (2, 3), (16, 10), (16, 80), (16, 640), (7, 1000), (300, 5)])
+def test_the_mass_tracking_node_sum_is_ones_matmul(n, m):
+    # node_dot: ndarray.dot where it is the same dgemv as ones @ (the bits of the node sum before)
+    from sgpverify.engine.step import node_dot
+
+    rng = np.random.default_rng(m)
+    f, ones = node_dot(n, m), np.ones(n)
+    for A in (rng.standard_normal((n, m)), _wide(rng, (n, m)), -np.zeros((n, m)), np.full((n, m), np.inf)):
+        assert f(A).tobytes() == (ones @ A).tobytes()
+
+
+def test_the_node_sum_falls_back_to_matmul_when_the_probe_differs(monkeypatch):
+    import sgpverify.engine.step as step
+
+    ones = np.ones(16)
+    # the probe sees another rounding
+    assert not step.same_sums(ones.__matmul__, lambda A: ones.dot(A) * (1.0 + 2.0**-40), 16, 80)
+    assert step.same_sums(ones.__matmul__, ones.__matmul__, 16, 80)
+    # a shape whose probe failed: ones @ itself
+    monkeypatch.setattr(step, "_DOT_ROWS", {(16, 80): False})
+    f = step.node_dot(16, 80)
+    assert f.__name__ == "__matmul__"
+    A = _wide(np.random.default_rng(3), (16, 80))
+    assert f(A).tobytes() == (ones @ A).tobytes()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -93,7 +93,10 @@ class Stepper:
         self.debias, self.track_mass = debias, track_mass
         self.U = np.zeros_like(X) if beta > 0 else None
         self.applied = np.zeros((R, d))  # sum over nodes and iterations of the applied steps
-        self.ones = np.ones(n)
+        self.a2 = self.applied.reshape(-1)  # a view
+        self.sum_nodes = node_dot(n, R * d)  # ones @ G2: the mass tracking's node sum, small states
+        # the finiteness probe of ``applied`` (finite_probe's dot product with ones; None: numpy's sum)
+        self.probe_ones = np.ones(R * d) if R * d <= DOT_MAX else None
         self.lost_x = np.zeros((R, d))  # numerator mass lost in flight (message loss)
         self.lost_w = np.zeros(R)
         self.w_low = 1.0  # smallest weight of a real node when a gradient was taken
@@ -143,12 +146,36 @@ class Stepper:
             G = G + self.beta * U if self.nesterov else U
         return G
 
+    def _lean(self, k, G, split):
+        """The compiled step of a small state whose weights stay all 1 on a cached step (its
+        messages regrouped by receiver) or a circulant step with one offset: what
+        :meth:`_Fused.step` does then (``_track``, no weight gossip, no de-biasing, the
+        by-receiver kernel or the shift kernel: the same products and sums), without its branches."""
+        st = self.st
+        X = st.X
+        n = X.shape[0]
+        X2, G2 = X.reshape(n, -1), G.reshape(n, -1)
+        if self.track_mass:  # _track's small branch
+            a2 = self.a2
+            np.add(a2, self.sum_nodes(G2), out=a2)
+            o = self.probe_ones
+            if not math.isfinite(np.add.reduce(a2) if o is None else a2.dot(o)):
+                _check_finite_step(st, G, k, self.gamma, self.problem, self.w_low)
+        out = st.inbox[0]
+        if split.shift is not None:  # one message per receiver, shares 1/2: _recv's sums, in one pass
+            kernels.Step.shift(X2, G2, -self.gamma, split.shift, out.reshape(n, -1))
+        else:
+            self.fused.k.run(
+                X2, G2, -self.gamma, split.diag, split.edges, None, out.reshape(n, -1), d=X.shape[2], rows=split.rows
+            )
+        st.X, st.inbox[0] = out, X
+
     def update(self, k: int, G: np.ndarray) -> None:
         """Iteration k's update with direction ``G``: the step and the gossip."""
         st, gamma, problem = self.st, self.gamma, self.problem
         if not self.push:
             if self.track_mass:
-                _track(self.applied, G, self.ones, st, k, gamma, problem, self.w_low)
+                _track(self.applied, G, self.sum_nodes, st, k, gamma, problem, self.w_low)
             if self.algorithm == "dpsgd":
                 # X <- W X - gamma G (Lian et al.): gradient at the pre-gossip X
                 parts, split, _ = self.mixer.step(k)
@@ -161,17 +188,29 @@ class Stepper:
             return
         parts, split, lost = self.mixer.step(k)
         fused = self.fused
-        if fused is not None and split is not None and lost is None and G.shape == st.X.shape and G.flags.c_contiguous:
+        if (
+            fused is not None
+            and split is not None
+            and lost is None
+            and (G is self.gradients.G or (G.shape == st.X.shape and G.flags.c_contiguous))
+        ):
+            if (
+                not fused.large
+                and st.w_ones
+                and split.keeps_ones
+                and (split.shift is not None or split.rows is not None)
+            ):
+                return self._lean(k, G, split)
             Z = self.Z
             # large arrays: the kernel also writes the next step's z = x / w (unless G lives in Z)
             z_next = fused.large and self.debias and not self.gradients.major and not np.may_share_memory(G, Z)
             applied = self.applied if self.track_mass else None
             self.z_ready = fused.step(
-                st, G, -gamma, split, applied, self.ones, k, gamma, problem, self.w_low, Z if z_next else None
+                st, G, -gamma, split, applied, self.sum_nodes, k, gamma, problem, self.w_low, Z if z_next else None
             )
             return
         if self.track_mass:  # the paths below track the mass first
-            _track(self.applied, G, self.ones, st, k, gamma, problem, self.w_low)
+            _track(self.applied, G, self.sum_nodes, st, k, gamma, problem, self.w_low)
         if (
             self.fused_delayed
             and lost is None
@@ -227,20 +266,46 @@ def axpy(a: float, G: np.ndarray, X: np.ndarray) -> None:
         X += a * G
 
 
-def _node_sum(G, ones):
-    """Sum over the node axis of G (n, R, d) -> (R, d).
-
-    Small arrays: ``ones @ G`` (BLAS dgemv; numpy's outer-axis reduction is
-    slow when R d is small). Large arrays: numpy's reduction, one streaming read;
-    a multi-threaded dgemv there leaves BLAS threads spinning that slowed the
-    following single-threaded steps (measured: mass tracking cost 2-3 copies
-    with dgemv, 1-1.6 with numpy, in benchmarks/bench_engine.py)."""
-    n = G.shape[0]
+def _node_sum(G):
+    """Sum over the node axis of G (n, R, d) -> (R, d), large or non-contiguous arrays (small
+    ones: :func:`node_dot`): numpy's reduction, one streaming read; a multi-threaded dgemv there
+    leaves BLAS threads spinning that slowed the following single-threaded steps (measured: mass
+    tracking cost 2-3 copies with dgemv, 1-1.6 with numpy, in benchmarks/bench_engine.py)."""
     if not G.flags.c_contiguous:
         return G.sum(axis=0)
-    if G.size >= BLAS_MIN:
-        return sum_rows(G.reshape(n, -1)).reshape(G.shape[1:])
-    return (ones @ G.reshape(n, -1)).reshape(G.shape[1:])
+    return sum_rows(G.reshape(G.shape[0], -1)).reshape(G.shape[1:])
+
+
+#: Per (n, m): whether ``ones.dot(A2)`` gives the bits of ``ones @ A2`` (see :func:`node_dot`).
+_DOT_ROWS = {}
+
+
+def node_dot(n: int, m: int) -> Callable[[np.ndarray], np.ndarray]:
+    """A function giving ``ones @ A2`` (the node sum of the mass tracking of small states, a BLAS
+    dgemv: numpy's outer-axis reduction is slow when m is small) of a C-contiguous (n, m)
+    float64 ``A2``, ``ones`` n ones: ``ones.dot``, the same dgemv call at under half of the
+    matmul ufunc's cost (0.34 us instead of 0.81 at n = 16, m = 80), where it gives the same
+    bits, probed once per shape, byte for byte, on normal entries (any other order of the
+    sums rounds differently), on entries over the whole float64 range and on -0.0; else
+    ``ones @``."""
+    ones = np.ones(n)
+    ok = _DOT_ROWS.get((n, m))
+    if ok is None:
+        ok = _DOT_ROWS[(n, m)] = same_sums(ones.__matmul__, ones.dot, n, m)
+    return ones.dot if ok else ones.__matmul__
+
+
+def same_sums(f: Callable[[np.ndarray], np.ndarray], g: Callable[[np.ndarray], np.ndarray], n: int, m: int) -> bool:
+    """Whether ``f(A)`` and ``g(A)`` are byte for byte equal on (n, m) arrays A of normal entries
+    (any other order of their sums rounds differently), of entries over the whole float64 range
+    and of -0.0: :func:`node_dot`'s probe."""
+    rng = np.random.default_rng(n * 7919 + m)
+    probes = (
+        rng.standard_normal((n, m)),
+        rng.standard_normal((n, m)) * 10.0 ** rng.integers(-300, 300, (n, m)),
+        -np.zeros((n, m)),
+    )
+    return all(f(P).tobytes() == g(P).tobytes() for P in probes)
 
 
 #: Rows up to this length are summed by :func:`sum_rows`'s einsum.
@@ -274,13 +339,14 @@ def sum_rows(A2: np.ndarray) -> np.ndarray:
     return np.einsum("ij->j", A2) if ok else A2.sum(axis=0)
 
 
-def _track(applied, G, ones, st, k, gamma, problem, w_low):
-    """Add the node sum of the steps to ``applied``; name the node if it overflowed."""
+def _track(applied, G, sum_nodes, st, k, gamma, problem, w_low):
+    """Add the node sum of the steps to ``applied``; name the node if it overflowed.
+    ``sum_nodes``: :func:`node_dot` of G's shape as (n, R d), for small arrays."""
     a2 = applied.reshape(-1)
-    if G.size < BLAS_MIN and G.flags.c_contiguous:  # _node_sum's small branch, inline
-        np.add(a2, ones @ G.reshape(G.shape[0], -1), out=a2)
+    if G.size < BLAS_MIN and G.flags.c_contiguous:
+        np.add(a2, sum_nodes(G.reshape(G.shape[0], -1)), out=a2)
     else:
-        applied += _node_sum(G, ones)
+        applied += _node_sum(G)
     # cheap finiteness test every step (the node sum of the steps is computed
     # anyway): names the actual iteration of a divergence
     if not math.isfinite(finite_probe(a2)):
@@ -456,29 +522,17 @@ class _Fused:
         self.msum = np.empty(m) if large else None
         self.cache_rows = cache_rows  # the mixer caches its steps: so can the regrouped edges
 
-    def step(self, st, G, a, split, applied, ones, k, gamma, problem, w_low, Z=None):
+    def step(self, st, G, a, split, applied, sum_nodes, k, gamma, problem, w_low, Z=None):
         """One step; with ``Z`` (large arrays, de-biasing on), also the next
         step's ``Z = X / w`` when the weights are not all 1 (returns whether)."""
         X = st.X
         n = X.shape[0]
-        rows = split.rows
-        if rows is not None and not self.large and st.w_ones and split.keeps_ones:
-            # a cached step (its messages regrouped by receiver, long rows) on weights that stay
-            # all 1: what the general path below does then (``_track``, no weight gossip, no
-            # de-biasing, the by-receiver kernel), without its branches
-            if applied is not None:
-                _track(applied, G, ones, st, k, gamma, problem, w_low)
-            X2, G2 = X.reshape(n, -1), G.reshape(n, -1)
-            out = st.inbox[0]
-            self.k.run(X2, G2, a, split.diag, split.edges, None, out.reshape(n, -1), d=X.shape[2], rows=rows)
-            st.X, st.inbox[0] = out, X
-            return False
         msum = None
         if applied is not None:
             if self.large:
                 msum = self.msum
             else:
-                _track(applied, G, ones, st, k, gamma, problem, w_low)
+                _track(applied, G, sum_nodes, st, k, gamma, problem, w_low)
         w_old = st.w
         out = st.inbox[0]
         X2 = X.reshape(n, -1)

@@ -361,6 +361,7 @@ class Recorder:
         else:
             chunk = 0
         self.chunk = chunk
+        self.dbuf = self.mbuf = None  # the flush's scratch (made at the first)
         # the numerators of the records in the buffers, for state_max (max |x|, taken at the flush):
         # in zbuf while the records' z is x (weights 1, or no de-biasing: a prefix of the run),
         # then in xsbuf (made when first needed)
@@ -379,13 +380,11 @@ class Recorder:
         pending, n, ser, problem = self.pending, self.n, self.ser, self.problem
         i0, c = pending
         if c:
-            sbuf, zbuf, xbuf, gbuf = self.sbuf, self.zbuf, self.xbuf, self.gbuf
+            sbuf, xbuf, gbuf = self.sbuf, self.xbuf, self.gbuf
             cs = min(c, self.T - 1 - i0)  # the record at K has no step
             if cs > 0:  # the same einsum, one record after the other
                 np.divide(np.einsum("cnrd,cnrd->cr", sbuf[:cs], sbuf[:cs]), n, out=self.step_sq[i0 : i0 + cs])
-            D = zbuf[:c] - xbuf[:c, None]
-            D *= D
-            sq = sum_last(D)  # (c, n, R): each node's squared distance, as metrics.consensus
+            sq = self._distances(c)  # (c, n, R): each node's squared distance, as metrics.consensus
             # nodes added in order (as metrics._sum_rows), then / n: numpy adds an outer axis row
             # after row (R > 1; a single column would be summed pairwise, hence the accumulate)
             cons = np.add.reduce(sq, axis=1) if self.R > 1 else np.add.accumulate(sq, axis=1)[:, -1]
@@ -401,11 +400,34 @@ class Recorder:
                 for B in (self.zbuf[:p], self.xsbuf[p:c] if p < c else None):
                     if B is not None and B.size:
                         self.state_max = max(self.state_max, float(B.max()), -float(B.min()))
-                ser["mass_error"][i0 : i0 + c] = np.max(
-                    np.abs(self.tbuf[:c] - (self.mass0 - self.gamma * self.abuf[:c])), axis=-1
-                )
+                self._mass_error(c, ser["mass_error"][i0 : i0 + c])
         pending[:] = [pending[0] + c, 0]
         self.x_in_z = 0
+
+    def _distances(self, c: int) -> np.ndarray:
+        """(c, n, R): each node's squared distance ``sum_last((z - xbar)^2)`` of the c buffered
+        records (:func:`sgpverify.metrics.consensus`'s sums), the squares in a buffer made at the
+        first flush."""
+        if self.dbuf is None:
+            self.dbuf = np.empty_like(self.zbuf)
+        D = np.subtract(self.zbuf[:c], self.xbuf[:c, None], out=self.dbuf[:c])
+        D *= D
+        return sum_last(D)
+
+    def _mass_error(self, c: int, out: np.ndarray) -> None:
+        """``out`` (c, R) = ``max |tot - (mass0 - gamma applied)|`` over the coordinates, of the c
+        buffered records: the same arithmetic, into buffers, and the largest entry of each row
+        from a copy with the coordinates first (numpy's max along a short last axis costs ~30 ns
+        a row; max is exact in any order)."""
+        if self.mbuf is None:
+            self.mbuf = np.empty_like(self.tbuf), np.empty((self.tbuf.shape[2],) + self.tbuf.shape[:2])
+        t, u = self.mbuf[0][:c], self.mbuf[1][:, :c]
+        np.multiply(self.abuf[:c], self.gamma, out=t)
+        np.subtract(self.mass0, t, out=t)
+        np.subtract(self.tbuf[:c], t, out=t)
+        np.abs(t, out=t)
+        u[...] = t.transpose(2, 0, 1)
+        np.maximum.reduce(u, axis=0, out=out)
 
     def record(self, k: int, stepper: Stepper) -> None:
         """The record of the state before iteration k (``stepper.st``, with the
