@@ -200,3 +200,22 @@ def test_the_node_sum_falls_back_to_matmul_when_the_probe_differs(monkeypatch):
     assert f.__name__ == "__matmul__"
     A = _wide(np.random.default_rng(3), (16, 80))
     assert f(A).tobytes() == (ones @ A).tobytes()
+
+
+def test_a_large_state_is_never_probed_for_its_node_sum(monkeypatch):
+    """node_dot's probe draws arrays of the state's shape: only small states (below BLAS_MIN entries) take it;
+    a large state sums its nodes by numpy's reduction and is never probed, with the same mass tracking."""
+    import sgpverify.engine.step as step
+
+    calls = []
+    real = step.same_sums
+    monkeypatch.setattr(step, "same_sums", lambda f, g, n, m: calls.append((n, m)) or real(f, g, n, m))
+    monkeypatch.setattr(step, "_DOT_ROWS", {})
+    n, d = 64, step.BLAS_MIN // 64  # n d = BLAS_MIN: large
+    prob = sv.problems.QuadraticCosine(n, d, sigma=0.1, seed=0)
+    tr = sv.simulate(prob, sv.graphs.exponential(n), step_size=0.05, n_iter=3, seed=3)
+    assert calls == [] and np.isfinite(tr.mass_error).all()
+    sv.simulate(
+        sv.problems.QuadraticCosine(8, 5, sigma=0.1, seed=0), sv.graphs.exponential(8), step_size=0.05, n_iter=3
+    )
+    assert calls == [(8, 5)]

@@ -94,7 +94,9 @@ class Stepper:
         self.U = np.zeros_like(X) if beta > 0 else None
         self.applied = np.zeros((R, d))  # sum over nodes and iterations of the applied steps
         self.a2 = self.applied.reshape(-1)  # a view
-        self.sum_nodes = node_dot(n, R * d)  # ones @ G2: the mass tracking's node sum, small states
+        # ones @ G2: the mass tracking's node sum of small states (large ones sum by _node_sum; node_dot's probe
+        # of a large shape would cost about 2 s and 4 copies of the state at n = 1024, d = 20000)
+        self.sum_nodes = node_dot(n, R * d) if X.size < BLAS_MIN else None
         # the finiteness probe of ``applied`` (finite_probe's dot product with ones; None: numpy's sum)
         self.probe_ones = np.ones(R * d) if R * d <= DOT_MAX else None
         self.lost_x = np.zeros((R, d))  # numerator mass lost in flight (message loss)
@@ -341,9 +343,9 @@ def sum_rows(A2: np.ndarray) -> np.ndarray:
 
 def _track(applied, G, sum_nodes, st, k, gamma, problem, w_low):
     """Add the node sum of the steps to ``applied``; name the node if it overflowed.
-    ``sum_nodes``: :func:`node_dot` of G's shape as (n, R d), for small arrays."""
+    ``sum_nodes``: :func:`node_dot` of G's shape as (n, R d), for small arrays (None: large ones)."""
     a2 = applied.reshape(-1)
-    if G.size < BLAS_MIN and G.flags.c_contiguous:
+    if sum_nodes is not None and G.size < BLAS_MIN and G.flags.c_contiguous:
         np.add(a2, sum_nodes(G.reshape(G.shape[0], -1)), out=a2)
     else:
         applied += _node_sum(G)
