@@ -486,10 +486,10 @@ def _schedule(topology, algorithm, n, tau, delay, seed):
 def _initial_state(x0, n, R, d):
     """The numerators at iteration 0, (n, R, d): ``x0`` on every node and replica
     (zeros when None); raises for a bad ``x0``."""
+    if x0 is None:  # zeros without a pass over memory (fresh pages are zero)
+        return np.zeros((n, R, d))
     X = np.empty((n, R, d))
-    if x0 is None:
-        X[...] = 0.0
-    else:
+    if True:
         if np.iscomplexobj(x0) and np.any(np.imag(x0) != 0):
             raise ValueError(f"x0 must be real, got complex entries {_short(x0)}")
         try:
