@@ -21,7 +21,7 @@ and :mod:`sgpverify.engine.mixers`: ``_track`` or ``_node_sum``, ``axpy``,
 Two orders of work give these same bits:
 
 - *by receiver* (long rows, the memory-bound regime): each output row is
-  written once, by blocks that stay in L1, with ``y_j`` recomputed where it
+  written once, by blocks that stay in cache, with ``y_j`` recomputed where it
   is read and the de-biased row written from the same block. Messages given
   as edges sorted by sender are regrouped by receiver with a stable counting
   sort, which keeps each receiver's senders ascending: the order in which
@@ -47,16 +47,9 @@ multiply-add without it, so every operation rounds as in numpy.
 Set the environment variable ``SGPVERIFY_KERNELS=numpy`` to run the numpy
 path even when numba is installed; :func:`check_kernels_setting` validates it.
 
-The compiled kernels are cached on disk in a per-user directory, never in the
-package's ``__pycache__`` (an installed package may be read-only or shared
-between users). :func:`cache_dir` chooses it, in this order: numba's own
-``NUMBA_CACHE_DIR`` when it is set (then left to numba, which caches every
-numba function of the process there); ``$SGPVERIFY_CACHE_DIR/numba``; the
-user's cache directory, ``%LOCALAPPDATA%\\sgpverify\\numba`` on Windows and
-``$XDG_CACHE_HOME/sgpverify/numba`` (default ``~/.cache/sgpverify/numba``)
-elsewhere. Where that directory cannot be created or written, the kernels
-are compiled without a disk cache, afresh in every process (1.5-3 s). The
-cache never changes a bit of the results: it only saves the compilation.
+The compiled kernels are cached on disk by numba, in the per-user directory of
+:func:`sgpverify.engine.kernel_cache.cache_dir` (never in the package's
+``__pycache__``); the cache never changes a bit of the results.
 """
 
 from __future__ import annotations
@@ -64,10 +57,11 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-import tempfile
 import threading
 
 import numpy as np
+
+from .kernel_cache import cache_dir
 
 #: Whether numba is installed. It is imported only when a kernel is first
 #: compiled (importing it takes about half a second): this is enough to decide.
@@ -75,8 +69,8 @@ HAVE_NUMBA = importlib.util.find_spec("numba") is not None
 
 __all__ = ["available", "enabled", "check_kernels_setting", "cache_dir"]
 
-#: Elements of one block of a row in the by-receiver kernel (8 KB of each array).
-_BLOCK = 1024
+#: Elements of one block of a row in the by-receiver kernel (64 KB of each array: in L2).
+_BLOCK = 8192
 #: Rows up to this many entries are short: direct indexing, and the by-sender
 #: kernel for edge lists.
 SHORT = 16
@@ -220,13 +214,14 @@ def _recv_py(X, G, a, diag, ptr, src, val, out, msum, Z, w, d, T):
         return
     R = m // d if debias else 1  # with de-biasing: one weight per replica segment of d entries
     seg = d if debias else m
+    spare = np.empty(min(_BLOCK, m))  # the node sum's place when it is not wanted
     for i in range(n):
         di = diag[i]
         e0 = ptr[i]
         e1 = ptr[i + 1]
         for r in range(R):
             rw = 1.0 / w[i, r] if debias else 1.0  # the reciprocal once per weight
-            # by blocks of a segment: a block's arrays stay in L1 between the loops;
+            # by blocks of a segment: a block's arrays stay in cache between the loops;
             # each loop runs over slices from 0 (vectorised by LLVM)
             for b0 in range(r * seg, (r + 1) * seg, _BLOCK):
                 b1 = min(b0 + _BLOCK, (r + 1) * seg)
@@ -234,6 +229,30 @@ def _recv_py(X, G, a, diag, ptr, src, val, out, msum, Z, w, d, T):
                 xb = X[i, b0:b1]
                 gb = G[i, b0:b1]
                 nb = ob.shape[0]
+                if debias and e1 <= e0 + 1 and i > 0:
+                    # no message or one (most rows of random peer): the node sum, the row and its
+                    # de-biased row in one loop; o + t rounds as ob[c] += t
+                    sb = msum[b0:b1] if track else spare[:nb]
+                    zb = Z[i, b0:b1]
+                    if e1 == e0:
+                        for c in range(nb):
+                            g = gb[c]
+                            sb[c] += g
+                            o = di * (xb[c] + a * g)
+                            ob[c] = o
+                            zb[c] = o * rw
+                    else:
+                        j = src[e0]
+                        p = val[e0]
+                        xj = X[j, b0:b1]
+                        gj = G[j, b0:b1]
+                        for c in range(nb):
+                            g = gb[c]
+                            sb[c] += g
+                            o = di * (xb[c] + a * g) + p * (xj[c] + a * gj[c])
+                            ob[c] = o
+                            zb[c] = o * rw
+                    continue
                 if track:  # the node-by-node sum of the steps, in node order
                     sb = msum[b0:b1]
                     if i == 0:
@@ -259,7 +278,7 @@ def _recv_py(X, G, a, diag, ptr, src, val, out, msum, Z, w, d, T):
                         gj = G[j, b0:b1]
                         for c in range(nb):
                             ob[c] += p * (xj[c] + a * gj[c])
-                if debias:  # the next step's de-biased point, while the block is in L1
+                if debias:  # the next step's de-biased point, while the block is in cache
                     zb = Z[i, b0:b1]
                     for c in range(nb):
                         zb[c] = ob[c] * rw
@@ -482,57 +501,6 @@ def delayed_step(
     the engine's ``axpy`` + ``gossip``; the caller rotates the slots."""
     T, TR = _length(X2.shape[1]), _length(w.shape[1])
     _k("_delayed")(X2, G2, float(a), diag, src, dst, vals, delays, slots, int(s0), w, slots_w, T, TR)
-
-
-def _user_cache_root() -> str | None:
-    """The per-user cache directory of sgpverify, or None when there is no home directory."""
-    root = os.environ.get("SGPVERIFY_CACHE_DIR", "").strip()
-    if root:
-        return os.path.abspath(os.path.expanduser(root))
-    if sys.platform == "win32":
-        base = os.environ.get("LOCALAPPDATA", "").strip()
-        if not base:
-            base = os.path.join("~", "AppData", "Local")
-    else:
-        base = os.environ.get("XDG_CACHE_HOME", "").strip()
-        if not os.path.isabs(base):  # unset, empty or relative: ignored, as the XDG specification says
-            base = os.path.join("~", ".cache")
-    base = os.path.expanduser(base)
-    if not os.path.isabs(base):  # no home directory to expand "~" into
-        return None
-    return os.path.join(base, "sgpverify")
-
-
-def cache_dir() -> str | None:
-    """The directory in which numba caches the compiled kernels, or None (no disk cache).
-
-    ``NUMBA_CACHE_DIR`` when it is set (numba's own setting, used as numba
-    uses it); else ``numba`` under ``SGPVERIFY_CACHE_DIR`` when that is set,
-    or under the user's cache directory (``%LOCALAPPDATA%\\sgpverify`` on
-    Windows, ``$XDG_CACHE_HOME/sgpverify`` or ``~/.cache/sgpverify``
-    elsewhere). None when that directory cannot be created or written: the
-    kernels are then compiled in every process and cached nowhere, never in
-    the package directory. Read when a kernel is first compiled in a process.
-
-    Examples
-    --------
-    >>> d = cache_dir()
-    >>> d is None or os.path.isabs(d) or d == os.environ.get("NUMBA_CACHE_DIR")
-    True
-    """
-    given = os.environ.get("NUMBA_CACHE_DIR", "")
-    if given:
-        return given
-    root = _user_cache_root()
-    if root is None:
-        return None
-    path = os.path.join(root, "numba")
-    try:
-        os.makedirs(path, exist_ok=True)
-        tempfile.TemporaryFile(dir=path).close()  # the check numba itself makes before caching
-    except OSError:
-        return None
-    return path
 
 
 def _install_prefetch():

@@ -376,7 +376,7 @@ class State:
         n, R, d = X.shape
         self.X = X
         self.w = np.ones((n, R))
-        self.inbox = [np.zeros_like(X) for _ in range(n_slots)]
+        self.inbox = [np.zeros(X.shape, X.dtype) for _ in range(n_slots)]  # fresh zero pages: no pass
         self.inbox_w = [np.zeros((n, R)) for _ in range(n_slots)]
         self.w_ones = True  # every weight exactly 1 (tracked by the weight gossip)
         # the inbox slot that :func:`rotate` has just zeroed (values and weights): nothing arrives

@@ -486,24 +486,23 @@ def _schedule(topology, algorithm, n, tau, delay, seed):
 def _initial_state(x0, n, R, d):
     """The numerators at iteration 0, (n, R, d): ``x0`` on every node and replica
     (zeros when None); raises for a bad ``x0``."""
+    if x0 is None:  # zeros without a pass over memory (fresh pages are zero)
+        return np.zeros((n, R, d))
     X = np.empty((n, R, d))
-    if x0 is None:
-        X[...] = 0.0
+    if np.iscomplexobj(x0) and np.any(np.imag(x0) != 0):
+        raise ValueError(f"x0 must be real, got complex entries {_short(x0)}")
+    try:
+        x0 = np.asarray(np.real_if_close(x0) if np.iscomplexobj(x0) else x0, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"x0 must be a numeric array of shape ({d},) or ({n}, {d}), got {_short(x0)}") from None
+    if x0.shape == (d,):
+        X[...] = x0
+    elif x0.shape == (n, d):
+        X[...] = x0[:, None, :]
     else:
-        if np.iscomplexobj(x0) and np.any(np.imag(x0) != 0):
-            raise ValueError(f"x0 must be real, got complex entries {_short(x0)}")
-        try:
-            x0 = np.asarray(np.real_if_close(x0) if np.iscomplexobj(x0) else x0, dtype=float)
-        except (TypeError, ValueError):
-            raise TypeError(f"x0 must be a numeric array of shape ({d},) or ({n}, {d}), got {_short(x0)}") from None
-        if x0.shape == (d,):
-            X[...] = x0
-        elif x0.shape == (n, d):
-            X[...] = x0[:, None, :]
-        else:
-            raise ValueError(f"x0 must have shape ({d},) or ({n}, {d}), got {x0.shape}")
-        if not np.all(np.isfinite(x0)):
-            raise ValueError("x0 must be finite, got non-finite entries")
+        raise ValueError(f"x0 must have shape ({d},) or ({n}, {d}), got {x0.shape}")
+    if not np.all(np.isfinite(x0)):
+        raise ValueError("x0 must be finite, got non-finite entries")
     return X
 
 
