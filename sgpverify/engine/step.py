@@ -93,12 +93,9 @@ class Stepper:
         self.debias, self.track_mass = debias, track_mass
         self.U = np.zeros_like(X) if beta > 0 else None
         self.applied = np.zeros((R, d))  # sum over nodes and iterations of the applied steps
-        self.a2 = self.applied.reshape(-1)  # a view
         # ones @ G2: the mass tracking's node sum of small states (large ones sum by _node_sum; node_dot's probe
         # of a large shape would cost about 2 s and 4 copies of the state at n = 1024, d = 20000)
         self.sum_nodes = node_dot(n, R * d) if X.size < BLAS_MIN else None
-        # the finiteness probe of ``applied`` (finite_probe's dot product with ones; None: numpy's sum)
-        self.probe_ones = np.ones(R * d) if R * d <= DOT_MAX else None
         self.lost_x = np.zeros((R, d))  # numerator mass lost in flight (message loss)
         self.lost_w = np.zeros(R)
         self.w_low = 1.0  # smallest weight of a real node when a gradient was taken
@@ -157,12 +154,8 @@ class Stepper:
         X = st.X
         n = X.shape[0]
         X2, G2 = X.reshape(n, -1), G.reshape(n, -1)
-        if self.track_mass:  # _track's small branch
-            a2 = self.a2
-            np.add(a2, self.sum_nodes(G2), out=a2)
-            o = self.probe_ones
-            if not math.isfinite(np.add.reduce(a2) if o is None else a2.dot(o)):
-                _check_finite_step(st, G, k, self.gamma, self.problem, self.w_low)
+        if self.track_mass:
+            _track(self.applied, G, self.sum_nodes, st, k, self.gamma, self.problem, self.w_low)
         out = st.inbox[0]
         if split.shift is not None:  # one message per receiver, shares 1/2: _recv's sums, in one pass
             kernels.Step.shift(X2, G2, -self.gamma, split.shift, out.reshape(n, -1))
@@ -300,7 +293,8 @@ def node_dot(n: int, m: int) -> Callable[[np.ndarray], np.ndarray]:
 def same_sums(f: Callable[[np.ndarray], np.ndarray], g: Callable[[np.ndarray], np.ndarray], n: int, m: int) -> bool:
     """Whether ``f(A)`` and ``g(A)`` are byte for byte equal on (n, m) arrays A of normal entries
     (any other order of their sums rounds differently), of entries over the whole float64 range
-    and of -0.0: :func:`node_dot`'s probe."""
+    and of -0.0: the probe of every same-bits shortcut (:func:`node_dot`, :func:`sum_rows`,
+    :func:`sgpverify.engine.trace.sum_last`), once per shape, before it is used."""
     rng = np.random.default_rng(n * 7919 + m)
     probes = (
         rng.standard_normal((n, m)),
@@ -323,22 +317,23 @@ def sum_rows(A2: np.ndarray) -> np.ndarray:
     numpy adds an outer axis row after row, one short inner loop per row (about 10 ns each: 11 ms
     for n = 10^6, m = 4, ten times a copy). ``np.einsum("ij->j")`` adds the same rows in the same
     order in one loop, both from zeros (a column of -0.0 sums to +0.0 in both). That einsum keeps
-    numpy's order is probed once per row length, on entries over the whole float64 range across
-    several of numpy's buffers of rows, and on a block of -0.0, compared byte for byte; if it
-    does not, numpy's sum is used."""
+    numpy's order is probed once per row length (:func:`same_sums`, over several of numpy's buffers
+    of rows); if it does not, numpy's sum is used."""
     m = A2.shape[1]
     if m > SHORT_SUM:  # long rows: numpy's inner loops are long, its sum as fast
         return A2.sum(axis=0)
     ok = _EINSUM_ROWS.get(m)
-    if ok is None:
-        rng = np.random.default_rng(m)
-        rows = 3 * 8192 + 5
-        P = rng.standard_normal((rows, m)) * 10.0 ** rng.integers(-300, 300, (rows, m))
-        ok = m > 1
-        for Q in (P, -np.zeros((5, m))):
-            ok = ok and np.einsum("ij->j", Q).tobytes() == Q.sum(axis=0).tobytes()
-        _EINSUM_ROWS[m] = ok
-    return np.einsum("ij->j", A2) if ok else A2.sum(axis=0)
+    if ok is None:  # rows across several of numpy's buffers of 8192
+        ok = _EINSUM_ROWS[m] = m > 1 and same_sums(_einsum_rows, _numpy_rows, 3 * 8192 + 5, m)
+    return _einsum_rows(A2) if ok else A2.sum(axis=0)
+
+
+def _einsum_rows(A2: np.ndarray) -> np.ndarray:
+    return np.einsum("ij->j", A2)
+
+
+def _numpy_rows(A2: np.ndarray) -> np.ndarray:
+    return A2.sum(axis=0)
 
 
 def _track(applied, G, sum_nodes, st, k, gamma, problem, w_low):
