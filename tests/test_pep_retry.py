@@ -83,3 +83,18 @@ def test_the_reduced_sdp_at_n8_with_a_delay_ends_optimal():
     assert wc.symmetry == "Z_8" and ref.status == "optimal"
     assert wc.status == "optimal"
     assert wc.value == pytest.approx(ref.value, rel=1e-6)
+
+
+def test_the_warnings_of_a_solve_that_stands_reach_the_caller(monkeypatch):
+    """Warnings are held back only where the retry replaced the first solve: an optimal first solve's
+    warnings (here one planted) reach the caller as before."""
+    real = cp.Problem.solve
+
+    def solve(self, *args, **kwargs):
+        warnings.warn("a note of the solver", UserWarning, stacklevel=1)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(cp.Problem, "solve", solve)
+    with pytest.warns(UserWarning, match="a note of the solver"):
+        wc = _solve(4, 3, "auto")
+    assert wc.status == "optimal"

@@ -134,10 +134,9 @@ RETRY_OPTIONS = dict(
 )
 
 
-def _unequilibrated(prob: cp.Problem, obj: Any, cons: list, solver: str, solver_options: dict) -> cp.Problem:
+def _retried(prob: cp.Problem, obj: Any, cons: list, solver: str, solver_options: dict) -> cp.Problem:
     """The problem solved once more with :data:`RETRY_OPTIONS` (the caller's own options win), where that one
-    ends optimal; else
-    ``prob`` as it was (its inaccurate solution stands, and says so in its status)."""
+    ends optimal; else ``prob`` as it was (its inaccurate solution stands, and says so in its status)."""
     import cvxpy as cp
 
     again = cp.Problem(obj, cons)
@@ -164,7 +163,7 @@ def maximize_measure(
         t = cp.Variable()
         cons.append(t <= Mq @ var)
         obj = cp.Maximize(t)
-    prob = cp.Problem(obj, cons)
+    prob = first = cp.Problem(obj, cons)
     try:
         with warnings.catch_warnings(record=True) as said:
             warnings.simplefilter("always")
@@ -173,10 +172,10 @@ def maximize_measure(
             # Clarabel's equilibration (a rescaling of the data) and its linear solves' refinement can leave a
             # PEP with constraints of very different scales short of its tolerances; once more without the one
             # and with more of the other, kept only if that one ends optimal (values agree to about 1e-6)
-            prob = _unequilibrated(prob, obj, cons, solver, solver_options)
+            prob = _retried(prob, obj, cons, solver, solver_options)
     except cp.error.SolverError as exc:
         raise ArithmeticError(f"the PEP solver ({solver}) failed: {exc} (status {prob.status})") from None
-    if prob.status != cp.OPTIMAL:  # the solver's own warnings, where its last solve stands inaccurate
+    if prob is first:  # the first solve's warnings stand with its solution (dropped where the retry replaced it)
         for w in said:
             warnings.warn(w.message, w.category, stacklevel=2)
     dual = None
