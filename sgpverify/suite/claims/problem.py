@@ -31,7 +31,8 @@ def check_declared_constants(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str
             est = "inf (no variance)" if c["estimate"] is None else fmt(c["estimate"])
             short.append(f"{c['name']} {fmt(c['declared'])} (>= {est})")
     detail = (
-        f"at {d['points']} points (the start and the states of a run on {d['visited']}, and random points "
+        (f"the control's constant: {d['control_L']}; " if d.get("control_L") else "")
+        + f"at {d['points']} points (the start and the states of a run on {d['visited']}, and random points "
         f"around them), {d['pairs']} pairs, {d['samples']} gradient draws at {d['noise_points']} points: "
         + "; ".join(c["detail"] for c in got)
     )
@@ -59,7 +60,8 @@ DECLARED_CONSTANTS = Claim(
     "below 1 at 99.75%); every claim that uses a refuted constant is then inconclusive",
     make_control(
         "declared-L-half",
-        "the problem declares L/2 (a smoothness constant its gradients refute)",
+        "the problem declares L/2, or half the largest curvature its gradients show where L/2 is still above "
+        "it (a loose declared L): a smoothness constant its gradients refute",
         ("declared",),
         declare_L=0.5,
     ),
