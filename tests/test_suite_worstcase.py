@@ -223,3 +223,29 @@ def test_an_inaccurate_reduced_solve_is_retried_in_full_where_affordable(monkeyp
     (e,) = d["entries"]
     assert calls == ["auto"] and e["status"] == "optimal_inaccurate" and e["reduced"] == "Z_8"
     assert suite.check_worst_case(cfg, {"worstcase": d})["verdict"] == "inconclusive"
+
+
+def test_a_dropped_term_the_worst_case_does_not_need_departs_from_nothing(data):
+    """Where the bound without its consensus term still lies above the exact worst case of every solve, the
+    control departs from nothing (the bound is then true there): excused, saying by how much; where one solve
+    lies above it (the defaults' data), or one solve is not optimal, it is a departure."""
+    from sgpverify.suite.criteria import pep_tolerance
+    from sgpverify.suite.departures import vacuous
+
+    variant = claim.WORST_CASE.control.variant
+    assert variant.drop_term == "consensus" and vacuous(variant, data) is None  # detected on these data
+    held = copy.deepcopy(data)
+    for e in held["worstcase"]["entries"]:
+        e["optimization_terms"] = e["worst_case"] * 1.25
+    why = vacuous(variant, held)
+    assert why is not None and "1.25 times" in why and "departs from nothing" in why
+    ctl = suite.experiments.complete_worstcase_control(held["worstcase"], {"drop_term": "consensus"})
+    assert suite.check_worst_case(CFG, {"worstcase": ctl})["verdict"] == "pass"  # the check agrees: no error
+    # just inside the solve's accuracy: no proof that the bound holds, so no excuse
+    e0 = held["worstcase"]["entries"][0]
+    e0["optimization_terms"] = e0["worst_case"] * (1 + pep_tolerance(e0) / 2)
+    assert vacuous(variant, held) is None
+    e0["optimization_terms"] = e0["worst_case"] * 1.25
+    e0["status"] = "optimal_inaccurate"
+    assert vacuous(variant, held) is None
+    assert vacuous(variant, {"worstcase": {"available": False, "reason": "no pep"}}) is None

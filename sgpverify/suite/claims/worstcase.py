@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..criteria import PEP_RTOL, PEP_RTOL_PER_SIDE, pep_tolerance
 from ..records import Claim, make_control
 from .common import all_finite, combine
 
@@ -11,16 +12,6 @@ if TYPE_CHECKING:
     from ..config import SuiteConfig
 
 __all__ = ["WORST_CASE", "check_worst_case", "PEP_RTOL", "PEP_RTOL_PER_SIDE", "NOT_APPLICABLE"]
-
-#: Relative accuracy of a worst case at the defaults' size: Clarabel stops at a relative gap and feasibility
-#: of 1e-8, and the defaults' Gram matrices have side m = 37, so a worst case is good to about m * 1e-8 < 1e-6
-#: (the reported duality gap is added on top). Larger SDPs get :data:`PEP_RTOL_PER_SIDE` times their side.
-PEP_RTOL = 1e-6
-
-#: Relative accuracy per unit of Gram side beyond the defaults: two "optimal" solves of one reduced SDP
-#: (n = 8, K = 10, side 169; with and without equilibration) differed by 2.4e-6 relative, 1.4e-8 per unit of
-#: side; ten times that.
-PEP_RTOL_PER_SIDE = 1e-7
 
 #: The verdict of a check whose optional dependency is missing: it never changes the exit status.
 NOT_APPLICABLE = "not applicable"
@@ -67,8 +58,7 @@ def check_worst_case(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
             verdicts.append("inconclusive")
             parts.append(f"{where}: the SDP solver ended with status {e.get('status')}")
             continue
-        gap = abs(e["dual"] - wc) / max(abs(wc), 1e-300) if all_finite(e.get("dual")) else 0.0
-        tol = max(PEP_RTOL, PEP_RTOL_PER_SIDE * e["gram_size"]) + gap
+        tol = pep_tolerance(e)
         bad = []
         if derived < wc * (1 - tol):
             bad.append("the derived bound lies below the worst case: the derivation is wrong")
