@@ -89,3 +89,22 @@ def test_the_guides_verify_table_prints_no_nan(text):
 
     guide = (Path(__file__).resolve().parent.parent / "docs" / "guide.md").read_text()
     assert text not in guide
+
+
+def test_a_missed_control_says_what_would_detect_it_and_an_excused_one_does_not():
+    from sgpverify.suite import QUICK
+
+    missed = {"name": "shared-noise", "verdict": "inconclusive", "detected": False,
+              "measured": "ratio limit ring-bidir 5.453", "detail": "larger x would settle it"}  # fmt: skip
+    excused = dict(missed, undetectable="the bound is 1e3 times above the measurement here")
+    checks = [
+        _Check("topology-ratio", "pass", "ratio limit ring-bidir 1.001", control=missed),
+        _Check("consensus-bound", "pass", "max ratio 0.001", control=excused),
+        _Check("peers", "pass", "stationarity ratio limit 1.000", control=dict(missed, detected=True, verdict="fail")),
+    ]
+    hints = settle_hints(_Result(QUICK, checks, controls=True), per_step=(1e-5, 1e-6))
+    assert [h.name for h in hints] == ["topology-ratio's control shared-noise"]
+    (h,) = hints
+    assert "--only topology-ratio --controls --settle --budget " in h.line() and h.seconds > 0
+    # the control's round keeps the ladder's start and goes two doublings further
+    assert h.config == ("topology_Ks = [512, 1024, 2048, 4096, 8192, 16384, 32768]",)

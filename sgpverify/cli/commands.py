@@ -460,10 +460,10 @@ def cmd_verify(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) ->
             if owned:
                 client.close()
     settle = []
-    if any(c.verdict == "inconclusive" for c in result.checks):  # what would settle them, with calibrated times
-        from ..suite.hints import settle_hints
-        from ..suite.settle import calibrate
+    from ..suite.hints import settle_hints
+    from ..suite.settle import calibrate, needs_settling
 
+    if any(needs_settling(c) for c in result.checks):  # what would settle them, with calibrated times
         per_step = (result.settle or {}).get("per_step")
         if per_step is None:
             try:

@@ -1,4 +1,4 @@
-"""What would settle an inconclusive check: the evidence it lacks, the command that brings it, and
+"""What would settle an inconclusive check (or detect a control the run missed): the evidence it lacks, the command that brings it, and
 what that would cost on this machine.
 
 An inconclusive verdict says why (its ``measured`` and ``detail``); :func:`settle_hints` turns that
@@ -15,7 +15,7 @@ import dataclasses
 import math
 from typing import Any
 
-from .settle import duration, estimate_seconds, evidence_for
+from .settle import duration, estimate_seconds, evidence_for, needs_settling
 
 __all__ = ["SettleHint", "settle_hints"]
 
@@ -40,32 +40,37 @@ class SettleHint:
 
 
 def settle_hints(result: Any, per_step: tuple[float, float] | None = None, workers: int = 1) -> list[SettleHint]:
-    """A :class:`SettleHint` for every inconclusive check of ``result`` (a SuiteResult); ``per_step``
-    (``(a, b)`` of :func:`~sgpverify.suite.settle.calibrate`) turns the plans into times."""
+    """A :class:`SettleHint` for every inconclusive check of ``result`` (a SuiteResult), and for every
+    decisive one whose control was not detected (named ``"NAME's control CONTROL"``; its command
+    keeps ``--controls``); ``per_step`` (``(a, b)`` of :func:`~sgpverify.suite.settle.calibrate`) turns
+    the plans into times."""
     cfg = result.config
     rec = result.settle or {}
     out = []
     for c in result.checks:
-        if c.verdict != "inconclusive":
+        if not needs_settling(c):
             continue
+        label, flags = c.name, "--settle"
+        if c.verdict != "inconclusive":  # the check is decisive: what it lacks is its control's detection
+            label, flags = f"{c.name}'s control {c.control.get('name', '')}".rstrip(), "--controls --settle"
         nxt = rec.get("next", {}).get(c.name)
         if nxt is not None:  # settling stopped it for the budget: its next round, as settling costed it
             budget = max(1, math.ceil(2 * nxt["seconds"] / 60))
-            cmd = f"your verify command with --only {c.name} --settle --budget {budget}"
-            out.append(SettleHint(c.name, nxt["why"], tuple(nxt["config"]), cmd, nxt["seconds"]))
+            cmd = f"your verify command with --only {c.name} {flags} --budget {budget}"
+            out.append(SettleHint(label, nxt["why"], tuple(nxt["config"]), cmd, nxt["seconds"]))
             continue
         if c.name in rec.get("left", {}):  # settling found nothing more to run, or ran its rounds
-            out.append(SettleHint(c.name, rec["left"][c.name], (), None, None))
+            out.append(SettleHint(label, rec["left"][c.name], (), None, None))
             continue
         ev = evidence_for(c, cfg)
         if not ev.runs:
-            out.append(SettleHint(c.name, f"no compute settles it here ({ev.why})", (), None, None))
+            out.append(SettleHint(label, f"no compute settles it here ({ev.why})", (), None, None))
             continue
         secs = None
         if per_step is not None:
             sub = dataclasses.replace(cfg, **dict(ev.overrides))
             secs = estimate_seconds(sub, [c.name], per_step, result.controls, workers)
         budget = 20 if secs is None else max(1, math.ceil(2 * secs / 60))
-        cmd = f"your verify command with --only {c.name} --settle --budget {budget}"
-        out.append(SettleHint(c.name, ev.why, tuple(ev.lines()), cmd, secs))
+        cmd = f"your verify command with --only {c.name} {flags} --budget {budget}"
+        out.append(SettleHint(label, ev.why, tuple(ev.lines()), cmd, secs))
     return out
