@@ -1,5 +1,5 @@
-"""What would settle an inconclusive check (or detect a control the run missed): the evidence it lacks, the command that brings it, and
-what that would cost on this machine.
+"""What would settle an inconclusive check (or detect a control the run missed): the evidence it
+lacks, the command that brings it, and what that would cost on this machine.
 
 An inconclusive verdict says why (its ``measured`` and ``detail``); :func:`settle_hints` turns that
 into the next round of :mod:`sgpverify.suite.settle` (the same rules: a ladder from the regime it
