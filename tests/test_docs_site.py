@@ -375,7 +375,10 @@ def test_math_check_sees_raw_tex(browser, served, tmp_path, shots_dir):
     assert "not math in code" not in text  # a `$` in code is literal, not a formula
     # a formula with a TeX error and one with an undefined macro, typeset by the site's own
     # MathJax on one of its pages
-    browser.get(f"{base}/{BROWSER_PAGES['theory']}")
+    # loaded as the page tests load it (its scripts, MathJax among them, run before the page completes:
+    # right after `get`, on a loaded machine, MathJax may not be there yet)
+    problems, _ = render_problems(browser, f"{base}/{BROWSER_PAGES['theory']}", shots_dir / "control-theory.png")
+    assert not problems, problems
     assert not math_problems(browser)  # the page typesets cleanly first
     planted = {"TeX errors": "\\frac{1}", "undefined macro": "\\undefinedmacro x"}
     for word, tex in planted.items():
