@@ -93,6 +93,7 @@ class WorstCase:
     symmetry: str | None = None
     block_sizes: tuple = ()
     bounds: dict | None = None
+    check: dict | None = None
     _model: Any = dataclasses.field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -252,7 +253,7 @@ def worst_case(
         raise ValueError(
             f"solver='lowrank' needs a schedule symmetric under a known group (detect_symmetry), got {schedule.name!r}"
         )
-    bounds = None
+    bounds = check = None
     opts = dict(solver_options or {})
     if group is not None:
         md, rec = build_structured(schedule, K, L, gamma, delta, zeta2, G2sq, fstar)
@@ -260,7 +261,8 @@ def worst_case(
             primal, dual, status, Gv, Fv, ncons, sides, bd = solve_lowrank(md, rec, group, L, K, opts)
             bounds = dataclasses.asdict(bd)
         else:
-            primal, dual, status, Gv, Fv, ncons, sides = solve_reduced(md, rec, group, L, K, measure, solver, opts)
+            primal, dual, status, Gv, Fv, ncons, sides, chk = solve_reduced(md, rec, group, L, K, measure, solver, opts)
+            check = None if chk is None else chk.to_dict()
     else:
         md, rec = build(schedule, K, L, gamma, delta, zeta2, G2sq, fstar)
         run = solve_direct if engine == "direct" else solve_pepit
@@ -317,5 +319,6 @@ def worst_case(
         symmetry=None if group is None else group.name,
         block_sizes=tuple(int(r) for r in sides),
         bounds=bounds,
+        check=check,
         _model=(md, rec),
     )
