@@ -28,9 +28,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+
+from .formulation import Model, full_violation
 
 #: The tolerance rule of the suite's worst-case check: ``max(RTOL, RTOL_PER_SIDE * gram side)``.
 RTOL = 1e-6
@@ -52,6 +55,7 @@ class Check:
     passed: bool
     rtol: float
     value: float
+    reported: float
     dual_bound: float | None
     rel_gap: float | None
     max_violation: float
@@ -106,6 +110,7 @@ def check_solution(
     blocks: list[tuple[slice, Callable[[np.ndarray], np.ndarray]]],
     scale: float,
     value: float,
+    reported: float,
     rtol: float,
     solver_status: str,
     solved: bool,
@@ -116,8 +121,9 @@ def check_solution(
     """Check ``max c.z`` s.t. ``A z + Bf F <= rhs``, ``M_b(z[sl_b]) PSD`` at a returned (z, F) with
     inequality multipliers y. ``blocks`` holds each block's slice of z and the linear map from that
     slice to its symmetric matrix, which must satisfy ``s . z[sl] = <map(s), map(z[sl])>`` (the svec
-    isometry, or a plain reshape for a full vec). ``value`` is the objective reported; ``scale`` the
-    scale that violations are relative to; ``full_violation`` an already relative extra primal check."""
+    isometry, or a plain reshape for a full vec). ``value`` is the measure recomputed at (z, F),
+    ``reported`` the solver's objective (they must agree to ``rtol``); ``scale`` the scale that
+    violations are relative to; ``full_violation`` an already relative extra primal check."""
     scale = max(1.0, float(scale))
     viol = float(np.max(A @ z + Bf @ F - rhs, initial=-np.inf)) / scale
     lam = min((_rel_min_eig(to_mat(z[sl])) for sl, to_mat in blocks), default=0.0)
@@ -127,12 +133,14 @@ def check_solution(
     bound = float(rhs @ yb) if dlam >= -eig_tol and bal <= eig_tol * max(1.0, float(np.abs(yb).max())) else None
     gap = None if bound is None else abs(bound - value) / max(abs(value), 1e-300)
     worst = max(viol, full_violation if full_violation is not None else -np.inf)
-    passed = bool(solved and worst <= rtol and -lam <= rtol and gap is not None and gap <= rtol)
+    same = abs(reported - value) <= rtol * max(abs(value), 1e-300)
+    passed = bool(solved and same and worst <= rtol and -lam <= rtol and gap is not None and gap <= rtol)
     st = stats or {}
     return Check(
         passed=passed,
         rtol=float(rtol),
         value=float(value),
+        reported=float(reported),
         dual_bound=bound,
         rel_gap=gap,
         max_violation=viol,
@@ -145,3 +153,58 @@ def check_solution(
         res_pri=None if st.get("res_pri") is None else float(st["res_pri"]),
         res_dual=None if st.get("res_dual") is None else float(st["res_dual"]),
     )
+
+
+def check_first_order(
+    prob: Any,
+    cons: list,
+    measure: str,
+    Mq: np.ndarray,
+    A: sp.csr_array,
+    Bf: sp.csr_array,
+    rhs: np.ndarray,
+    z: np.ndarray,
+    F: np.ndarray,
+    blocks: list[tuple[slice, Callable[[np.ndarray], np.ndarray]]],
+    md: Model,
+    G: np.ndarray,
+    Fv: np.ndarray,
+    L: float,
+) -> tuple[str, float | None, Check]:
+    """The check of a cvxpy solve (``cons[0]``: the inequalities; for ``measure="min"``, ``cons[-1]``:
+    ``t <= Mq @ z``) at its solution ``z``, ``F`` (read back as the full Gram matrix ``G`` and function
+    values ``Fv`` of ``md``, whose every node's constraints are checked too). Returns the status
+    ("optimal" only where cvxpy said so and the check passed, else "optimal_inaccurate" or cvxpy's),
+    the certified dual bound (or None) and the :class:`Check`."""
+    if measure == "average":
+        c = Mq.mean(axis=0)
+        value = float(c @ z)
+    else:  # the multipliers of t <= <M_k, G>, scaled to sum to 1 (the stationarity in t)
+        u = np.maximum(np.asarray(cons[-1].dual_value, dtype=float), 0.0)
+        c = (u / max(float(u.sum()), 1e-300)) @ Mq
+        value = float((Mq @ z).min())
+    scale = max(1.0, float(np.abs(np.diag(G)).max()), float(np.abs(Fv).max()))
+    info = (getattr(prob.solver_stats, "extra_stats", None) or {}).get("info", {})
+    optimal = str(prob.status) == "optimal"
+    chk = check_solution(
+        A=A,
+        Bf=Bf,
+        rhs=rhs,
+        c=c,
+        z=z,
+        F=F,
+        y=np.asarray(cons[0].dual_value, dtype=float),
+        blocks=blocks,
+        scale=scale,
+        value=value,
+        reported=float(prob.value),
+        rtol=check_rtol(md.m),
+        solver_status=str(info.get("status", prob.status)),
+        solved=optimal,
+        full_violation=full_violation(md, G, Fv, L) / scale,
+        stats=info,
+    )
+    status = str(prob.status)
+    if optimal and not chk.passed:
+        status = "optimal_inaccurate"
+    return status, chk.dual_bound, chk

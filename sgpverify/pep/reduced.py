@@ -32,8 +32,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .formulation import Model, full_violation, pad
-from .posterior import check_rtol, check_solution
+from .formulation import Model, pad
+from .posterior import check_first_order
 from .solve import maximize_measure
 from .symmetry import NodeGroup
 
@@ -175,33 +175,9 @@ def solve_reduced(
     Fv = np.asarray(F.value)[np.arange(md.nF) % p]
     status, check = str(prob.status), None
     if solver == "SCS":
-        if measure == "average":
-            c = Mq.mean(axis=0)
-        else:  # the multipliers of t <= <M_k, G>, scaled to sum to 1 (the stationarity in t)
-            u = np.maximum(np.asarray(cons[-1].dual_value, dtype=float), 0.0)
-            c = (u / max(float(u.sum()), 1e-300)) @ Mq
-        scale = max(1.0, float(np.abs(np.diag(Gv)).max()), float(np.abs(Fv).max()))
-        info = (getattr(prob.solver_stats, "extra_stats", None) or {}).get("info", {})
-        check = check_solution(
-            A=A,
-            Bf=Bf,
-            rhs=rhs,
-            c=c,
-            z=np.asarray(z.value),
-            F=np.asarray(F.value),
-            y=np.asarray(cons[0].dual_value),
-            blocks=[(sl, _to_matrix(r)) for _, _, sl, r in lay.blocks],
-            scale=scale,
-            value=float(prob.value),
-            rtol=check_rtol(m),
-            solver_status=str(info.get("status", prob.status)),
-            solved=prob.status == cp.OPTIMAL,
-            full_violation=full_violation(md, Gv, Fv, L) / scale,
-            stats=info,
-        )
-        dual = check.dual_bound
-        if status == cp.OPTIMAL and not check.passed:
-            status = cp.OPTIMAL_INACCURATE
+        blocks = [(sl, _to_matrix(r)) for _, _, sl, r in lay.blocks]
+        zv, Fz = np.asarray(z.value), np.asarray(F.value)
+        status, dual, check = check_first_order(prob, cons, measure, Mq, A, Bf, rhs, zv, Fz, blocks, md, Gv, Fv, L)
     return prob.value, dual, status, Gv, Fv, ncons, sides, check
 
 
