@@ -96,7 +96,7 @@ def test_a_tightened_constraint_is_caught(monkeypatch, tight):
     assert wc.check["max_violation"] > 1e-4
 
 
-def test_a_flipped_objective_has_no_dual_certificate(monkeypatch):
+def test_a_flipped_objective_is_caught(monkeypatch):
     """Feed the check the opposite objective: the measure it recomputes is then -value, far from SCS's
     objective and from the dual bound."""
     real = reduced.check_first_order
@@ -176,3 +176,7 @@ def test_check_on_a_tiny_sdp():
     assert not bad.passed and bad.max_violation == pytest.approx(2.0, rel=1e-6)
     assert not posterior.check_solution(rhs=np.array([1.0]), **{**kw, "solved": False}).passed
     assert not posterior.check_solution(rhs=np.array([1.0]), **{**kw, "reported": 3.1}).passed
+    # an indefinite X of trace 1 and value 3 (the bound): only its negative eigenvalue (-0.14) gives it away
+    Xbad = np.array([[0.9, 0.5], [0.5, 0.1]])
+    ind = posterior.check_solution(rhs=np.array([1.0]), **{**kw, "z": Xbad.ravel(), "value": 3.0, "reported": 3.0})
+    assert not ind.passed and ind.lambda_min < -0.1 and ind.max_violation <= 1e-12
