@@ -37,7 +37,8 @@ class WorstCase:
         the class.
     dual_value : float or None
         The solver's dual objective (an upper bound up to its feasibility
-        tolerance), where the solver reports it.
+        tolerance), where the solver reports it; with ``solver="SCS"``, the bound
+        certified by :mod:`sgpverify.pep.posterior` (None where none is).
     duality_gap : float or None
         ``|dual_value - value|``.
     status : str
