@@ -30,11 +30,34 @@ import json, math, sys, time, warnings
 import sgpverify as sv
 from sgpverify import pep
 n, K, sym = int(sys.argv[1]), int(sys.argv[2]), (None if sys.argv[3] == "full" else "auto")
+solver, opts = sys.argv[5], json.loads(sys.argv[6])
 warnings.simplefilter("ignore")
+from sgpverify.pep import reduced, worstcase
+seen = []  # the cvxpy problem of the solve, for its compile and solve times
+def spy(f):
+    def g(*a, **k):
+        prob, dual = f(*a, **k)
+        seen.append(prob)
+        return prob, dual
+    return g
+reduced.maximize_measure = spy(reduced.maximize_measure)
+worstcase.solve_direct.__globals__["maximize_measure"] = reduced.maximize_measure
 t = time.perf_counter()
-wc = pep.worst_case(sv.graphs.exponential(n), K, L=1.0, step_size=min(math.sqrt(n / K), 1.0), zeta2=1.0, symmetry=sym)
-out = dict(n=n, K=K, symmetry=wc.symmetry, blocks=list(wc.block_sizes), gram=wc.gram_size,
+wc = pep.worst_case(sv.graphs.exponential(n), K, L=1.0, step_size=min(math.sqrt(n / K), 1.0), zeta2=1.0, symmetry=sym,
+                    solver=solver, solver_options=opts)
+out = dict(n=n, K=K, symmetry=wc.symmetry, blocks=list(wc.block_sizes), gram=wc.gram_size, solver=solver,
            constraints=wc.n_constraints, status=wc.status, value=wc.value, seconds=time.perf_counter() - t)
+if seen:
+    st = seen[-1].solver_stats
+    out["compile_s"] = seen[-1].compilation_time
+    out["solve_s"] = st.solve_time
+    out["iters"] = st.num_iters
+    info = st.extra_stats.get("info", {}) if isinstance(st.extra_stats, dict) else {}
+    for k in ("status", "res_pri", "res_dual", "gap", "pobj", "dobj", "cone_time", "lin_sys_time", "setup_time"):
+        if k in info:
+            out["scs_" + k] = info[k]
+if wc.check is not None:  # the a-posteriori check of a first-order solve (sgpverify.pep.posterior)
+    out["check"] = wc.check
 if sys.argv[4] == "1":  # every node's constraints at the solution read back as a full Gram matrix
     import numpy as np
     from sgpverify.pep.formulation import full_violation
@@ -86,9 +109,18 @@ def run_child(code: str, args: list[str], limit: float) -> dict:
     )
 
 
-def run_case(n: int, K: int, mode: str, limit: float, feasibility: bool = False) -> dict:
+def run_case(
+    n: int,
+    K: int,
+    mode: str,
+    limit: float,
+    feasibility: bool = False,
+    solver: str = "CLARABEL",
+    options: dict | None = None,
+) -> dict:
     """One worst case in a child process: its record, wall seconds and peak RSS (MB)."""
-    c = run_child(CHILD, [str(n), str(K), mode, "1" if feasibility else "0"], limit)
+    args = [str(n), str(K), mode, "1" if feasibility else "0", solver, json.dumps(options or {})]
+    c = run_child(CHILD, args, limit)
     out = {"n": n, "K": K, "mode": mode, "wall_s": c["wall"], "peak_rss_mb": c["rss_mb"]}
     if c["stopped"]:
         out["result"] = f"stopped after {limit:.0f} s (no value)"
@@ -110,10 +142,16 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also check every node's constraints at the reduced solution (L = 1; costs n times node 0's)",
     )
+    ap.add_argument("--solver", default="CLARABEL", help="the cvxpy solver of part 2 (part 1 uses Clarabel)")
+    ap.add_argument(
+        "--options", type=json.loads, default={}, help="solver options of part 2, JSON ('{\"eps_abs\": 1e-6}')"
+    )
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
     if a.limit <= 0:
         ap.error(f"--limit must be > 0, got {a.limit}")
+    if not isinstance(a.options, dict):
+        ap.error(f"--options must be a JSON object, got {a.options!r}")
     res = {"load_start": os.getloadavg(), "ratio": [], "scale": []}
     say = (lambda *x: None) if a.json else print
     say(f"load average at start: {res['load_start']}")
@@ -135,12 +173,27 @@ def main(argv: list[str] | None = None) -> int:
         )
     say(f"\nPart 2: the reduced SDP at scale (limit {a.limit:.0f} s per case)")
     for n, K in a.cases:
-        r = run_case(n, K, "auto", a.limit, a.feasibility)
+        r = run_case(n, K, "auto", a.limit, a.feasibility, a.solver, a.options)
         res["scale"].append(r)
         say(
-            f"n={n} K={K}: {r['result']}, solve {r.get('seconds', float('nan')):.1f} s, wall {r['wall_s']:.1f} s, "
+            f"n={n} K={K} {a.solver}: {r['result']}, solve {r.get('seconds', float('nan')):.1f} s "
+            f"(cvxpy compile {r.get('compile_s', float('nan')):.1f} s, solver {r.get('solve_s', float('nan')):.1f} s, "
+            f"{r.get('iters')} iterations), wall {r['wall_s']:.1f} s, "
             f"peak RSS {r['peak_rss_mb']:.0f} MB, blocks {r.get('blocks')}, constraints {r.get('constraints')}, "
-            f"status {r.get('status')}, value {r.get('value', float('nan')):.6g}"
+            f"status {r.get('status')}, value {r.get('value', float('nan')):.9g}"
+            + (
+                f", SCS {r['scs_status']} res_pri {r['scs_res_pri']:.1e} res_dual {r['scs_res_dual']:.1e} "
+                f"gap {r['scs_gap']:.1e}, PSD projections {r['scs_cone_time'] / 1000:.1f} s"
+                + (
+                    f"; check: passed {r['check']['passed']}, violation {r['check']['max_violation']:.1e}, "
+                    f"lambda_min {r['check']['lambda_min']:.1e}, dual slack lambda_min "
+                    f"{r['check']['dual_lambda_min']:.1e}, dual bound {r['check']['dual_bound']}"
+                    if r.get("check")
+                    else ""
+                )
+                if "scs_status" in r
+                else ""
+            )
             + (
                 f", every node's constraints: max(lhs - rhs) = {r['max_violation']:.2e} (|G| max {r['scale']:.3g})"
                 if "max_violation" in r

@@ -33,6 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .formulation import Model, pad
+from .posterior import check_first_order
 from .solve import maximize_measure
 from .symmetry import NodeGroup
 
@@ -107,7 +108,9 @@ def solve_reduced(
     md: Model, rec: dict, group: NodeGroup, L: float, K: int, measure: str, solver: str, solver_options: dict
 ) -> tuple:
     """Solve the reduced SDP of a :func:`.formulation.build_structured` model. Returns (primal,
-    dual, status, full Gram matrix, all function values, scalar constraints, block sides)."""
+    dual, status, full Gram matrix, all function values, scalar constraints, block sides, check).
+    With SCS (a first-order solver), ``check`` is the a-posteriori :class:`.posterior.Check` of the
+    solution, ``dual`` its certified bound and ``status`` "optimal" only where it passed; else None."""
     import cvxpy as cp
 
     lay = Layout(md, group, md.n_inv == 2)
@@ -145,7 +148,8 @@ def solve_reduced(
     Bf = sp.vstack(Fr).tocsr()
     z = cp.Variable(lay.n_gram)
     F = cp.Variable(p)
-    cons = [A @ z + Bf @ F <= np.concatenate(rhs)]
+    rhs = np.concatenate(rhs)
+    cons = [A @ z + Bf @ F <= rhs]
     mats = []
     for _kind, _, sl, r in lay.blocks:
         M = cp.reshape(_sym_map(r) @ z[sl], (r, r), order="C")
@@ -157,7 +161,7 @@ def solve_reduced(
     sides = tuple(r for _, _, _, r in lay.blocks)
     ncons = A.shape[0] + (K if measure == "min" else 0)
     if z.value is None or F.value is None:
-        return prob.value, dual, str(prob.status), None, None, ncons, sides
+        return prob.value, dual, str(prob.status), None, None, ncons, sides, None
     Gh = np.zeros((m, m))
     for (kind, coords, _, r), M in zip(lay.blocks, mats):
         Mv = np.asarray(M.value)
@@ -169,7 +173,17 @@ def solve_reduced(
         Gh[np.ix_(coords, coords)] = Mv
     Gv = unhat(Gh, lay)
     Fv = np.asarray(F.value)[np.arange(md.nF) % p]
-    return prob.value, dual, str(prob.status), Gv, Fv, ncons, sides
+    status, check = str(prob.status), None
+    if solver == "SCS":
+        blocks = [(sl, _to_matrix(r)) for _, _, sl, r in lay.blocks]
+        zv, Fz = np.asarray(z.value), np.asarray(F.value)
+        status, dual, check = check_first_order(prob, cons, measure, Mq, A, Bf, rhs, zv, Fz, blocks, md, Gv, Fv, L)
+    return prob.value, dual, status, Gv, Fv, ncons, sides, check
+
+
+def _to_matrix(r: int):
+    S = _sym_map(r)
+    return lambda v: (S @ v).reshape(r, r)
 
 
 def unhat(Gh: np.ndarray, lay: Layout) -> np.ndarray:

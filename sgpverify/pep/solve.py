@@ -9,12 +9,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .formulation import Model, gbar, interpolation_rows, pad, quad_vec
+from .posterior import check_first_order
 
 if TYPE_CHECKING:
     import cvxpy as cp
 
 
 def solve_direct(md: Model, rec: dict, L: float, K: int, measure: str, solver: str, solver_options: dict) -> tuple:
+    """The full SDP: (primal, dual, status, Gram matrix, function values, scalar constraints, check); with
+    SCS, ``check`` is the :class:`.posterior.Check` of the solution (else None)."""
     import cvxpy as cp
     import scipy.sparse as sp
 
@@ -65,7 +68,11 @@ def solve_direct(md: Model, rec: dict, L: float, K: int, measure: str, solver: s
     prob, dual = maximize_measure(Mq, cp.vec(G, order="C"), measure, cons, solver, solver_options)
     Gv = None if G.value is None else np.asarray(G.value)
     Fv = None if F.value is None else np.asarray(F.value)
-    return prob.value, dual, str(prob.status), Gv, Fv, A.shape[0] + (K if measure == "min" else 0)
+    status, check = str(prob.status), None
+    if solver == "SCS" and Gv is not None and Fv is not None:  # a first-order solve: checked a posteriori
+        blocks = [(slice(0, m * m), lambda s: s.reshape(m, m))]
+        status, dual, check = check_first_order(prob, cons, measure, Mq, A, B, c, Gv.ravel(), Fv, blocks, md, Gv, Fv, L)
+    return prob.value, dual, status, Gv, Fv, A.shape[0] + (K if measure == "min" else 0), check
 
 
 def solve_pepit(md: Model, rec: dict, L: float, K: int, measure: str, solver: str, solver_options: dict) -> tuple:
@@ -120,7 +127,7 @@ def solve_pepit(md: Model, rec: dict, L: float, K: int, measure: str, solver: st
     if Fv is not None:
         Fv = np.array([f.eval() for f in Fs])
     del order
-    return primal, dual, status, Gv, Fv, len(pb._list_of_constraints_sent_to_wrapper)
+    return primal, dual, status, Gv, Fv, len(pb._list_of_constraints_sent_to_wrapper), None
 
 
 #: Clarabel's settings for the second solve of a PEP that ended "optimal_inaccurate": no equilibration, and

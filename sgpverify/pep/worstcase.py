@@ -37,7 +37,8 @@ class WorstCase:
         the class.
     dual_value : float or None
         The solver's dual objective (an upper bound up to its feasibility
-        tolerance), where the solver reports it.
+        tolerance), where the solver reports it; with ``solver="SCS"``, the bound
+        certified by :mod:`sgpverify.pep.posterior` (None where none is).
     duality_gap : float or None
         ``|dual_value - value|``.
     status : str
@@ -66,6 +67,12 @@ class WorstCase:
         tolerance (``exact``), the largest constraint violation relative to the scale, the dual
         slack's smallest relative eigenvalue, the ranks, the interpolation pairs kept, and the
         time (:class:`sgpverify.pep.lowrank.Bounds`).
+    check : dict or None
+        ``solver="SCS"`` (``engine="direct"``) only: the a-posteriori check of the first-order
+        solution (:class:`sgpverify.pep.posterior.Check`): the largest constraint violation relative
+        to the scale (of the solved SDP, and of every node's constraints of the full SDP), the PSD
+        blocks' smallest relative eigenvalue, the dual bound certified from SCS's multipliers (None
+        without a certificate), the relative gap, the tolerance and whether it ``passed``.
     symmetry : str or None
         The group whose reduced SDP was solved (``"Z_8"``, ``"Z_2^3"``, ``"Z_2 x Z_4"``), or None
         for the full SDP.
@@ -93,6 +100,7 @@ class WorstCase:
     symmetry: str | None = None
     block_sizes: tuple = ()
     bounds: dict | None = None
+    check: dict | None = None
     _model: Any = dataclasses.field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -169,6 +177,12 @@ def worst_case(
         ``measure="average"`` only). Its ``value`` is then a LOWER bound, ``dual_value`` a
         certified upper bound (None where the dual slack is not PSD to tolerance), ``status``
         ``"exact"`` only where the two agree to ``rtol`` (default 1e-4), else ``"lower_bound"``.
+        With ``"SCS"`` (first order: accurate only to its residuals; pass ``eps_abs``, ``eps_rel``
+        and ``max_iters`` in ``solver_options``), the solution is checked a posteriori
+        (``WorstCase.check``, :mod:`sgpverify.pep.posterior`): ``status`` is ``"optimal"`` only where
+        SCS said solved AND the violations, the blocks' negative eigenvalues and the gap to a
+        certified dual bound are all within ``max(1e-6, 1e-7 * gram_size)`` relative (the suite's
+        tolerance); else ``"optimal_inaccurate"``. ``dual_value`` is that certified bound, or None.
     solver_options : dict, optional
         Passed to the solver (for ``"lowrank"``: the keys of ``sgpverify.pep.lowrank.DEFAULTS``).
         With Clarabel (``engine="direct"``), a solve that ends ``"optimal_inaccurate"`` is solved once
@@ -252,7 +266,7 @@ def worst_case(
         raise ValueError(
             f"solver='lowrank' needs a schedule symmetric under a known group (detect_symmetry), got {schedule.name!r}"
         )
-    bounds = None
+    bounds = check = None
     opts = dict(solver_options or {})
     if group is not None:
         md, rec = build_structured(schedule, K, L, gamma, delta, zeta2, G2sq, fstar)
@@ -260,11 +274,13 @@ def worst_case(
             primal, dual, status, Gv, Fv, ncons, sides, bd = solve_lowrank(md, rec, group, L, K, opts)
             bounds = dataclasses.asdict(bd)
         else:
-            primal, dual, status, Gv, Fv, ncons, sides = solve_reduced(md, rec, group, L, K, measure, solver, opts)
+            primal, dual, status, Gv, Fv, ncons, sides, chk = solve_reduced(md, rec, group, L, K, measure, solver, opts)
+            check = None if chk is None else chk.to_dict()
     else:
         md, rec = build(schedule, K, L, gamma, delta, zeta2, G2sq, fstar)
         run = solve_direct if engine == "direct" else solve_pepit
-        primal, dual, status, Gv, Fv, ncons = run(md, rec, L, K, measure, solver, opts)
+        primal, dual, status, Gv, Fv, ncons, chk = run(md, rec, L, K, measure, solver, opts)
+        check = None if chk is None else chk.to_dict()
         sides = (md.m,)
     seconds = time.perf_counter() - t0
     if primal is None or Gv is None or not math.isfinite(primal):
@@ -317,5 +333,6 @@ def worst_case(
         symmetry=None if group is None else group.name,
         block_sizes=tuple(int(r) for r in sides),
         bounds=bounds,
+        check=check,
         _model=(md, rec),
     )
