@@ -103,7 +103,7 @@ def test_a_missed_control_says_what_would_detect_it_and_an_excused_one_does_not(
         _Check("peers", "pass", "stationarity ratio limit 1.000", control=dict(missed, detected=True, verdict="fail")),
     ]
     hints = settle_hints(_Result(QUICK, checks, controls=True), per_step=(1e-5, 1e-6))
-    assert [h.name for h in hints] == ["topology-ratio's control shared-noise"]
+    assert [h.name for h in hints] == ["topology-ratio, its control shared-noise"]
     (h,) = hints
     assert "--only topology-ratio --controls --settle --budget " in h.line() and h.seconds > 0
     # the control's round keeps the ladder's start and goes two doublings further

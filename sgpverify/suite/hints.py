@@ -41,7 +41,7 @@ class SettleHint:
 
 def settle_hints(result: Any, per_step: tuple[float, float] | None = None, workers: int = 1) -> list[SettleHint]:
     """A :class:`SettleHint` for every inconclusive check of ``result`` (a SuiteResult), and for every
-    decisive one whose control was not detected (named ``"NAME's control CONTROL"``; its command
+    decisive one whose control was not detected (named ``"NAME, its control CONTROL"``; its command
     keeps ``--controls``); ``per_step`` (``(a, b)`` of :func:`~sgpverify.suite.settle.calibrate`) turns
     the plans into times."""
     cfg = result.config
@@ -52,7 +52,7 @@ def settle_hints(result: Any, per_step: tuple[float, float] | None = None, worke
             continue
         label, flags = c.name, "--settle"
         if c.verdict != "inconclusive":  # the check is decisive: what it lacks is its control's detection
-            label, flags = f"{c.name}'s control {c.control.get('name', '')}".rstrip(), "--controls --settle"
+            label, flags = f"{c.name}, its control {c.control.get('name', '')}".rstrip(), "--controls --settle"
         nxt = rec.get("next", {}).get(c.name)
         if nxt is not None:  # settling stopped it for the budget: its next round, as settling costed it
             budget = max(1, math.ceil(2 * nxt["seconds"] / 60))
