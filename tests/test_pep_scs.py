@@ -129,10 +129,14 @@ def _with_rtol(fn, rtol):
 
 
 def test_tolerance_rule_is_the_suites():
-    from sgpverify.suite.claims.worstcase import PEP_RTOL, PEP_RTOL_PER_SIDE
+    """One rule for this check and the suite's worst-case check: 1e-6 up to side 10, 1e-7 per unit of side
+    beyond, and the suite adds the duality gap on top."""
+    from sgpverify.suite.criteria import pep_tolerance
 
-    assert posterior.RTOL == PEP_RTOL and posterior.RTOL_PER_SIDE == PEP_RTOL_PER_SIDE
-    assert posterior.check_rtol(5) == PEP_RTOL and posterior.check_rtol(1000) == pytest.approx(1e-4)
+    assert posterior.check_rtol(5) == pytest.approx(1e-6) and posterior.check_rtol(1000) == pytest.approx(1e-4)
+    for side in (5, 37, 169, 1000):
+        entry = {"worst_case": 2.0, "dual": 2.0 * (1 + 3e-7), "gram_size": side}
+        assert pep_tolerance(entry) == pytest.approx(posterior.check_rtol(side) + 3e-7, rel=1e-9)
 
 
 def test_balance_makes_the_function_value_equations_hold():

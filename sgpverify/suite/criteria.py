@@ -13,6 +13,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from ..pep.posterior import check_rtol
+
 __all__ = [
     "level",
     "spending",
@@ -83,24 +85,14 @@ REGIME_SHARE = 0.01
 LOOSE_BOUND = 1e-2
 
 
-#: Relative accuracy of a worst case at the defaults' size: Clarabel stops at a relative gap and feasibility
-#: of 1e-8, and the defaults' Gram matrices have side m = 37, so a worst case is good to about m * 1e-8 < 1e-6
-#: (the reported duality gap is added on top). Larger SDPs get :data:`PEP_RTOL_PER_SIDE` times their side.
-PEP_RTOL = 1e-6
-
-#: Relative accuracy per unit of Gram side beyond the defaults: two "optimal" solves of one reduced SDP
-#: (n = 8, K = 10, side 169; with and without equilibration) differed by 2.4e-6 relative, 1.4e-8 per unit of
-#: side; ten times that.
-PEP_RTOL_PER_SIDE = 1e-7
-
-
 def pep_tolerance(entry: dict) -> float:
-    """The relative accuracy of a worst-case entry's value: ``max(PEP_RTOL, PEP_RTOL_PER_SIDE * side)`` plus
-    its relative duality gap (where the solver reported a dual value)."""
+    """The relative accuracy of a worst-case entry's value: the solver's rule for its Gram side
+    (:func:`sgpverify.pep.posterior.check_rtol`: ``max(1e-6, 1e-7 * side)``) plus its
+    relative duality gap (where the solver reported a dual value)."""
     wc, dual = entry["worst_case"], entry.get("dual")
     ok = isinstance(dual, (int, float)) and math.isfinite(dual) and math.isfinite(wc)
     gap = abs(dual - wc) / max(abs(wc), 1e-300) if ok else 0.0
-    return max(PEP_RTOL, PEP_RTOL_PER_SIDE * entry["gram_size"]) + gap
+    return check_rtol(entry["gram_size"]) + gap
 
 
 #: The error rate of every interval of a check: each is a 95% interval (two-sided, or one-sided where

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..criteria import PEP_RTOL, PEP_RTOL_PER_SIDE, pep_tolerance
+from ...pep.posterior import RTOL as PEP_RTOL
+from ...pep.posterior import RTOL_PER_SIDE as PEP_RTOL_PER_SIDE
+from ..criteria import pep_tolerance
 from ..records import Claim, make_control
 from .common import all_finite, combine
 
