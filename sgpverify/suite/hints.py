@@ -55,8 +55,7 @@ def settle_hints(result: Any, per_step: tuple[float, float] | None = None, worke
             label, flags = f"{c.name}, its control {c.control.get('name', '')}".rstrip(), "--controls --settle"
         nxt = rec.get("next", {}).get(c.name)
         if nxt is not None:  # settling stopped it for the budget: its next round, as settling costed it
-            budget = max(1, math.ceil(2 * nxt["seconds"] / 60))
-            cmd = f"your verify command with --only {c.name} {flags} --budget {budget}"
+            cmd = _command(c.name, flags, nxt["seconds"])
             out.append(SettleHint(label, nxt["why"], tuple(nxt["config"]), cmd, nxt["seconds"]))
             continue
         if c.name in rec.get("left", {}):  # settling found nothing more to run, or ran its rounds
@@ -70,7 +69,11 @@ def settle_hints(result: Any, per_step: tuple[float, float] | None = None, worke
         if per_step is not None:
             sub = dataclasses.replace(cfg, **dict(ev.overrides))
             secs = estimate_seconds(sub, [c.name], per_step, result.controls, workers)
-        budget = 20 if secs is None else max(1, math.ceil(2 * secs / 60))
-        cmd = f"your verify command with --only {c.name} {flags} --budget {budget}"
-        out.append(SettleHint(label, ev.why, tuple(ev.lines()), cmd, secs))
+        out.append(SettleHint(label, ev.why, tuple(ev.lines()), _command(c.name, flags, secs), secs))
     return out
+
+
+def _command(name: str, flags: str, seconds: float | None) -> str:
+    """The command that runs a check's next round: a budget of twice its estimate (20 minutes unestimated)."""
+    budget = 20 if seconds is None else max(1, math.ceil(2 * seconds / 60))
+    return f"your verify command with --only {name} {flags} --budget {budget}"
