@@ -328,3 +328,11 @@ def test_trace_check_finite_catches_measurements_that_overflow():
     with pytest.raises(sv.SimulationDivergedError, match="at iteration 93") as info:
         tr.check_finite()
     assert info.value.iteration == 93
+
+
+def test_only_takes_several_checks_after_one_flag_or_the_flag_repeated():
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    verify = sub.choices["verify"]
+    one = verify.parse_args(["--only", "mass-conservation", "mixing-constants"]).only
+    repeated = verify.parse_args(["--only", "mass-conservation", "--only", "mixing-constants"]).only
+    assert one == repeated == ["mass-conservation", "mixing-constants"]

@@ -417,9 +417,10 @@ def _add_verify(sub):
     )
     v.add_argument(
         "--only",
-        action="append",
+        action="extend",
+        nargs="+",
         metavar="CHECK",
-        help="run only this check (repeatable): " + ", ".join(CHECK_NAMES) + ", or a claim of --claims or --method",
+        help="run only these checks (--only A B, or repeated): " + ", ".join(CHECK_NAMES) + ", or a claim of --claims or --method",
     )
     v.add_argument(
         "--claims",
