@@ -26,10 +26,9 @@ def examples(monkeypatch):
 
 
 def test_the_offset_is_the_only_difference(examples):
-    import numpy as np
-
     import biased
     import mymod
+    import numpy as np
 
     p, q = biased.make(16, 10, 0), mymod.make(16, 10, 0)
     z = np.random.default_rng(1).standard_normal((16, 10))

@@ -420,7 +420,9 @@ def _add_verify(sub):
         action="extend",
         nargs="+",
         metavar="CHECK",
-        help="run only these checks (--only A B, or repeated): " + ", ".join(CHECK_NAMES) + ", or a claim of --claims or --method",
+        help="run only these checks (--only A B, or repeated): "
+        + ", ".join(CHECK_NAMES)
+        + ", or a claim of --claims or --method",
     )
     v.add_argument(
         "--claims",
