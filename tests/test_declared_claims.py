@@ -276,4 +276,4 @@ def test_a_declared_bound_far_above_the_measurement_has_an_undetectable_control(
     assert chk.verdict == "pass" and chk.extra["slack"] < 1e-2, chk.detail
     assert chk.control["verdict"] == "pass" and not chk.control["detected"], chk.control
     assert "undetectable" in chk.control and chk.control["slack"] < 1e-2
-    assert res.status == 0 and "undetectable under a loose bound: t-bound-loose" in sv.report.summary_line(res)
+    assert res.status == 0 and "undetectable by its bound here: t-bound-loose" in sv.report.summary_line(res)

@@ -59,7 +59,7 @@ def test_an_undetectable_control_is_neither_missed_nor_settled_and_the_summary_s
     res = SuiteResult(config=QUICK, seed=0, checks=(loose,), data={}, seconds=1.0, controls=True)
     assert exit_status(res) == 0
     line = summary_line(res)
-    assert "controls detected 0/0" in line and "undetectable under a loose bound: consensus-bound" in line
+    assert "controls detected 0/0" in line and "undetectable by its bound here: consensus-bound" in line
     res = SuiteResult(config=QUICK, seed=0, checks=(loose, missed), data={}, seconds=1.0, controls=True)
     assert exit_status(res) == 1 and "NOT: stationarity-rate" in summary_line(res)
 
@@ -131,3 +131,19 @@ def test_on_the_hypercube_the_no_debias_controls_depart_from_nothing(monkeypatch
     # where the weights move (Erdos-Renyi), the same departure acts, and nothing is excused that way
     res = suite.verify("mymod:make", "erdos-renyi", nodes=16, edge_prob=0.3, controls=True, only=["consensus-bound"])
     assert "vacuous" not in res.checks[0].control
+
+
+def test_a_departure_that_does_not_lift_the_measurement_is_undetectable_by_any_bound_that_holds():
+    """Past LOOSE_BOUND, a control whose measured/bound ratio is no larger than the honest runs' is
+    undetectable (the bound holds for the honest runs, so for these too); one that lifts it at all is a
+    miss, whatever the margin."""
+    s = 0.0558  # Theorem 1's slack on docs/examples/sigmoid.py; its biased-gradient control: 0.0329
+    why = undetectable(BOUND, _check(BOUND.name, slack=s), _ctl(slack=0.0329))
+    assert why is not None and "does not lift" in why and "0.0329" in why and "0.0558" in why
+    assert undetectable(BOUND, _check(BOUND.name, slack=s), _ctl(slack=s)) is not None  # equal: not lifted
+    assert undetectable(BOUND, _check(BOUND.name, slack=s), _ctl(slack=s * 1.001)) is None  # lifted: a miss
+    assert undetectable(OTHER, _check(OTHER.name, slack=s), _ctl(slack=0.01)) is None  # not a bound check
+    assert undetectable(BOUND, _check(BOUND.name, slack=s), _ctl("inconclusive", slack=0.01)) is None
+    rec = control_record(BOUND, _check(BOUND.name, slack=s), _ctl(slack=0.0329))
+    assert "undetectable" in rec and not rec["detected"]
+    assert not needs_settling(_check(BOUND.name, slack=s, control=rec))

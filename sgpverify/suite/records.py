@@ -116,20 +116,35 @@ def undetectable(claim: Claim, check: Check, control: dict[str, Any]) -> str | N
     """Why the control of a bound check cannot be detected on this setting, or None.
 
     A bound check (``claim.bound``) fails only where a departure lifts its measurement past the bound.
-    Where the honest runs sit below :data:`~sgpverify.suite.criteria.LOOSE_BOUND` of the bound and the
-    control passes too, the departure would have to lift the measurement more than ``1 / slack``-fold:
-    the bound hides it by construction, and a longer run gives the check no power against it. Fixed
-    before any run of a user's setting; the defaults' bounds are tight enough for their controls.
+    Where the check and its control both pass, two settings hide the departure by construction, and a
+    longer run gives the check no power against it:
+
+    - a loose bound: the honest runs sit below :data:`~sgpverify.suite.criteria.LOOSE_BOUND` of the
+      bound, so the departure would have to lift the measurement more than ``1 / slack``-fold;
+    - a departure that does not lift it: the control's measured/bound ratio is no larger than the honest
+      runs' (a gradient bias that drives the iterates where the gradients vanish lowers the measured
+      stationarity). The bound holds for the honest runs, so it holds for these too: no true bound on
+      this quantity can detect the departure here.
+
+    Fixed before any run of a user's setting; on the defaults every bound control lifts its measurement
+    past its bound.
     """
     if not claim.bound or check.verdict != "pass" or control.get("verdict") != "pass":
         return None
     s, c = check.extra.get("slack"), control.get("extra", {}).get("slack")
-    if not all(isinstance(v, (int, float)) and 0 < v < float("inf") for v in (s, c)) or s >= LOOSE_BOUND:
+    if not all(isinstance(v, (int, float)) and 0 < v < float("inf") for v in (s, c)):
         return None
-    return (
-        f"the bound is {1 / s:.3g} times above the measurement here (measured/bound {s:.3g}); the departure "
-        f"lifted it to {c:.3g} of the bound, and only one that lifts it {1 / s:.3g}-fold could cross it"
-    )
+    if s < LOOSE_BOUND:
+        return (
+            f"the bound is {1 / s:.3g} times above the measurement here (measured/bound {s:.3g}); the departure "
+            f"lifted it to {c:.3g} of the bound, and only one that lifts it {1 / s:.3g}-fold could cross it"
+        )
+    if c <= s:
+        return (
+            f"the departure does not lift the measurement here: measured/bound {c:.3g} under it against {s:.3g} "
+            "without it; the bound holds for the honest runs, so no bound on this quantity that holds can detect it"
+        )
+    return None
 
 
 def control_record(claim: Claim, check: Check, control: dict[str, Any], vacuous: str | None = None) -> dict[str, Any]:
@@ -149,11 +164,12 @@ def control_record(claim: Claim, check: Check, control: dict[str, Any], vacuous:
         rec["detail"] = control.get("detail", "")  # what a settling round for the control reads
     if claim.bound and "slack" in control.get("extra", {}):
         rec["slack"] = control["extra"]["slack"]  # the control's largest measured/bound ratio
-    why = undetectable(claim, check, control)
-    if why is not None:
-        rec["undetectable"] = why
     if vacuous is not None and not rec["detected"]:
-        rec["vacuous"] = vacuous
+        rec["vacuous"] = vacuous  # the more specific excuse: the departure departs from nothing at all
+    else:
+        why = undetectable(claim, check, control)
+        if why is not None:
+            rec["undetectable"] = why
     return rec
 
 
@@ -206,7 +222,7 @@ class SuiteResult:
 #: The ways a control that was not detected can be excused on a setting: the key its entry carries
 #: (with the reason) -> (its label in tables, its words in the summary line).
 EXCUSES = {
-    "undetectable": ("undetectable here", "undetectable under a loose bound"),
+    "undetectable": ("undetectable here", "undetectable by its bound here"),
     "vacuous": ("no departure here", "the departure departs from nothing here"),
 }
 
@@ -217,8 +233,9 @@ def excuse(control: dict[str, Any]) -> str | None:
 
 
 def control_ok(check: Check) -> bool:
-    """No control, or it was detected, or it cannot be on this setting (undetectable under a loose bound,
-    or a departure that departs from nothing here), or the check does not apply."""
+    """No control, or it was detected, or it cannot be on this setting (undetectable by its bound: a loose
+    bound, or a departure that does not lift the measurement; or a departure that departs from nothing
+    here), or the check does not apply."""
     ctl = check.control
     return ctl is None or ctl["detected"] or excuse(ctl) is not None or check.verdict == "not applicable"
 
