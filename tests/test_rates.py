@@ -479,6 +479,27 @@ def test_the_tail_rule_needs_a_monotone_slowing_end():
     assert limit_test(x, S, predicted=-0.5).rule != "tail"
 
 
+def test_a_last_step_within_its_noise_does_not_break_a_monotone_end():
+    """The consensus exponent on docs/examples/sigmoid.py (Erdos-Renyi, n = 16): local slopes -1.223,
+    -1.211, -1.204, -1.205, the model rejected. A last step back (here -0.002) within its noise (the
+    step's 95% half-width about 0.004) cannot contradict the slowing approach: the tail bounds the limit
+    on both sides, and the one-sided claim (at most -1) passes. An end whose reversal is resolved
+    (-0.015 after +0.03) has no tail."""
+    x = np.array([2048.0, 4096, 8192, 16384])
+    rng = np.random.default_rng(5)
+    misfit = 0.01 * np.array([0, 1, 0, 1]) * np.repeat([1.0, -1.0], 16)[:, None]  # the model's misfit, mean 0
+    for ests, rule in (([-1.223, -1.211, -1.204, -1.206], "tail"), ([-1.25, -1.21, -1.18, -1.195], "gof")):
+        S = np.array(ests) + misfit + 0.002 * rng.standard_normal((32, 4))
+        t = limit_test(x, S, predicted=-1.0, bound_only=True)
+        assert t.gof_pvalue is not None and t.gof_pvalue < 0.01, t
+        assert t.local_slopes[-1] < t.local_slopes[-2], t  # the last step goes back in both
+        assert t.rule == rule, t
+        if rule == "tail":
+            assert t.verdict == "pass" and t.ci_low < ests[-1] < t.ci_high, t
+        else:
+            assert t.verdict == "inconclusive", t
+
+
 @pytest.mark.parametrize("a, b", [(-1.5, 30), (1.5, -30), (-1.5, 100), (1.5, -100), (3, -300), (-3, 300)])
 def test_the_tail_rule_errs_on_no_correction_of_the_allowed_form(a, b):
     """Corrections of the model's form with both signs (x^-1/2 and x^-1 terms of opposite signs, the

@@ -468,18 +468,26 @@ def _tail(S, xm, omega, tq, last_lo, last_hi):
     sign, the estimates move monotonically toward ``p`` and what is left after the last point is at
     most the last step over ``r^omega - 1`` (``r`` the ratio of the last two points): each term's
     rest is its last step times ``1 / (r^omega_k - 1) <= 1 / (r^omega - 1)``. The data must show
-    that shape: the last two steps (replica means) of one sign, the last the smaller. The step's
-    size enters at its upper confidence limit, and the rest is added on the side the estimates move
-    to where the last step is significant (on both sides otherwise)."""
+    that shape: the last step (replica means) smaller than the one before, and of its sign where
+    the last step's direction is resolved (beyond its confidence half-width; a last step within it
+    cannot contradict a monotone approach). The step's size enters at its upper confidence limit,
+    and the rest is added on the side the estimates move to where the last step is significant (on
+    both sides otherwise)."""
     R, m = S.shape
     if m < 3:
         return None
     d, dp = S[:, -1] - S[:, -2], S[:, -2] - S[:, -3]
     dm, dpm = float(d.mean()), float(dp.mean())
-    if dm == 0.0 or (dm > 0) != (dpm > 0) or abs(dm) >= abs(dpm):
-        return None
     half = tq * float(d.std(ddof=1)) / math.sqrt(R)
+    if abs(dm) >= abs(dpm) or (abs(dm) > half and (dm > 0) != (dpm > 0)):
+        return None
     rest = (abs(dm) + half) / ((float(xm[-1]) / float(xm[-2])) ** omega - 1.0)
+    if (dm > 0) != (dpm > 0) or dm == 0.0:
+        # a step back within its noise: what is left is bounded from the step before, the last one the
+        # data resolve as an approach (its size at its upper confidence limit, from the point before)
+        half_p = tq * float(dp.std(ddof=1)) / math.sqrt(R)
+        rest = (abs(dpm) + half_p) / ((float(xm[-2]) / float(xm[-3])) ** omega - 1.0)
+        return float(last_lo - rest), float(last_hi + rest), rest
     if abs(dm) <= half:  # the direction of the last step is not resolved
         return float(last_lo - rest), float(last_hi + rest), rest
     if dm > 0:
