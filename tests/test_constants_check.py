@@ -615,14 +615,16 @@ def test_atoms_at_the_top_are_no_evidence_of_a_heavy_tail():
     assert not atoms_in_tail(continuous) and not variance_settles(continuous)
 
 
-def test_the_shipped_finite_sum_example_passes_and_sigma2_over_4_is_refuted():
-    """docs/examples/finitesum.py (one data row of 64 per node and step): its proved constants hold, its
-    noise is not called infinite-variance, and a sigma2 four times too small is refuted as a finite variance."""
+@pytest.mark.parametrize("name", ["finitesum", "sigmoid"])
+def test_the_shipped_finite_sum_examples_pass_and_sigma2_over_4_is_refuted(name):
+    """docs/examples/finitesum.py (one data row of 64 per node and step) and sigmoid.py (a minibatch of 4
+    rows of 48, labels skewed by node): their proved constants hold, their noise is not called
+    infinite-variance, and a sigma2 four times too small is refuted as a finite variance."""
     import importlib.util
     import pathlib
 
-    path = pathlib.Path(__file__).resolve().parents[1] / "docs" / "examples" / "finitesum.py"
-    spec = importlib.util.spec_from_file_location("finitesum_example", path)
+    path = pathlib.Path(__file__).resolve().parents[1] / "docs" / "examples" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"{name}_example", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     p = mod.make(16, 10, 0)
@@ -630,20 +632,3 @@ def test_the_shipped_finite_sum_example_passes_and_sigma2_over_4_is_refuted():
     assert r.passed and not r.infinite_variance, str(r)
     bad = check_constants(Declared(p, sigma2=p.sigma2 / 4))
     assert "sigma2" in bad.refuted and not bad.infinite_variance, str(bad)
-
-
-def test_the_shipped_sigmoid_example_passes_and_sigma2_over_4_is_refuted():
-    """docs/examples/sigmoid.py (a minibatch of 4 rows of 48 per node and step, labels skewed by node):
-    its proved constants hold, and a sigma2 four times too small is refuted."""
-    import importlib.util
-    import pathlib
-
-    path = pathlib.Path(__file__).resolve().parents[1] / "docs" / "examples" / "sigmoid.py"
-    spec = importlib.util.spec_from_file_location("sigmoid_example", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    p = mod.make(16, 10, 0)
-    r = check_constants(p)
-    assert r.passed and not r.infinite_variance, str(r)
-    bad = check_constants(Declared(p, sigma2=p.sigma2 / 4))
-    assert "sigma2" in bad.refuted, str(bad)
