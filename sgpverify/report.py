@@ -184,8 +184,12 @@ def settle_summary(record: Mapping[str, Any]) -> str:
         for r in c["rounds"]:
             over = ", ".join(f"{k} = {v}" for k, v in r["overrides"].items())
             lines.append(
-                f"  {name} round {r['round']}: {r['why']} ({over}) -> {r['verdict'].upper()}"
-                + (f", control {r['control'].upper()}" if r.get("control") else "")
+                f"  {name} round {r['round']}: {r['why']} ({over}) -> "
+                + (
+                    f"{r['verdict'].upper()}" + (f", control {r['control'].upper()}" if r.get("control") else "")
+                    if r["verdict"] is not None
+                    else f"control {r['control'].upper()} (the check, decided, not rerun)"
+                )
                 + f" in {r['seconds']:.0f} s (estimated {r['estimated_seconds']:.0f} s)"
             )
     for name, why in record.get("left", {}).items():

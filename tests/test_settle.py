@@ -9,9 +9,18 @@ import pytest
 from test_claims_degenerate import tiny  # noqa: F401  (the module-scoped run of every experiment)
 
 from sgpverify import suite
+from sgpverify.report import settle_summary
 from sgpverify.suite import QUICK, Check, SuiteResult
 from sgpverify.suite.criteria import level, spending
-from sgpverify.suite.settle import MAX_ROUNDS, REGIME_POINTS, evidence_for, needs_settling, settle
+from sgpverify.suite.settle import (
+    MAX_ROUNDS,
+    REGIME_POINTS,
+    control_mains,
+    estimate_seconds,
+    evidence_for,
+    needs_settling,
+    settle,
+)
 
 
 def _check(name, verdict="inconclusive", measured="", detail="", control=None):
@@ -198,8 +207,10 @@ def test_at_most_max_rounds_and_never_beyond_the_budget():
 
 def test_a_decisive_verdict_and_a_detected_control_are_never_rejudged():
     clock = _Clock()
+    modes = []
 
-    def run(cfg, only, controls):
+    def run(cfg, only, controls, controls_only=False):
+        modes.append((tuple(only), controls_only))
         clock.t += 1.0
         return _result(
             [_check(nm, "fail", "m", "d", control={"verdict": "pass", "detected": False}) for nm in only], controls=True
@@ -217,6 +228,30 @@ def test_a_decisive_verdict_and_a_detected_control_are_never_rejudged():
     assert got["stationarity-rate"].control["detected"] is False  # its control was settled, to a pass: missed
     assert got["consensus-rate"].verdict == "fail"  # the inconclusive verdict was settled
     assert got["consensus-rate"].control["detected"] is True  # the detected control stands
+    # the round of the check the planned run judged comes for its control only; the other's judges it
+    assert set(modes) == {(("consensus-rate",), False), (("stationarity-rate",), True)}
+    rounds = rec["checks"]["stationarity-rate"]["rounds"]
+    assert rounds and all(r["verdict"] is None and r["control"] == "pass" for r in rounds)
+    assert "-> control PASS (the check, decided, not rerun)" in settle_summary(rec)
+
+
+def test_a_round_for_controls_only_leaves_out_the_main_runs_only_the_control_replaces():
+    by = {c.name: c for c in suite.CLAIMS}
+    assert control_mains([by["stationarity-rate"]]) == {"rates"}  # the constant step's runs replace them whole
+    for name in ("consensus-rate", "theorem1-bound", "topology-ratio", "delay-rate", "worst-case"):
+        assert control_mains([by[name]]) == set(), name  # no de-biasing, a bound, a completed control
+    assert control_mains([by["stationarity-rate"], by["consensus-rate"]]) == set()  # consensus-rate reads rates
+    cfg = dataclasses.replace(QUICK, Ks=(64, 128, 256), rate_replicas=4)
+    full = suite.run_suite(cfg, only=["stationarity-rate"], controls=True)
+    part = suite.run_suite(cfg, only=["stationarity-rate"], controls=True, controls_only=True)
+    assert "rates" in full.data and "rates" not in part.data
+    assert part.checks[0].verdict == "inconclusive" and part.checks[0].measured == "not rerun"
+    assert part.checks[0].control == full.checks[0].control  # the control judged on the same bits
+    s = estimate_seconds(cfg, ["stationarity-rate"], (1e-6, 1e-6), controls=True)
+    s_only = estimate_seconds(cfg, ["stationarity-rate"], (1e-6, 1e-6), controls=True, controls_only=True)
+    assert s_only < s
+    with pytest.raises(ValueError, match="controls_only applies with controls=True"):
+        suite.run_suite(cfg, only=["stationarity-rate"], controls_only=True)
 
 
 def test_settle_on_the_suite_resolves_a_short_ladder_and_resumes_from_the_cache(tmp_path):

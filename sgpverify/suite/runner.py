@@ -16,7 +16,7 @@ from .departures import NONE, Variant, vacuous
 from .experiments import EXPERIMENTS, needs_of, run_experiments
 from .records import Check, CheckError, Claim, SuiteResult, code_of, control_record
 from .setting import setting_code, upload_files
-from .settle import DEFAULT_BUDGET
+from .settle import DEFAULT_BUDGET, control_mains
 from .settle import settle as settle_checks
 
 if TYPE_CHECKING:
@@ -232,6 +232,7 @@ def run_suite(
     cache: str | os.PathLike | None = None,
     settle: bool = False,
     budget: float | None = None,
+    controls_only: bool = False,
 ) -> SuiteResult:
     """Run every experiment and derive the checks (and, with ``controls``, their controls).
 
@@ -275,6 +276,11 @@ def run_suite(
         records the rounds and the verdicts before them. Nothing runs where every check is decisive.
     budget : float, optional
         Minutes of wall time for settling (default 20); only with ``settle``.
+    controls_only : bool
+        With ``controls``: a settling round for controls that the planned run missed on checks it
+        judged. The main units that only such a control's own evaluation would replace are left out
+        (:func:`~sgpverify.suite.settle.control_mains`); a check whose main data are then missing is not judged again
+        (inconclusive, "not rerun"), and its control is judged as always.
     """
     workers = check_int("workers", workers, min_value=1)
     if not isinstance(settle, bool):
@@ -288,9 +294,13 @@ def run_suite(
             f"workers and scheduler are exclusive (the cluster has its own workers), got "
             f"workers = {workers} and scheduler = {scheduler!r}"
         )
+    if controls_only and not controls:
+        raise ValueError("controls_only applies with controls=True")
     t0 = time.perf_counter()
     units = plan_units(config, controls, only)
     claims = [c for c in CLAIMS if only is None or c.name in set(only)]
+    left_out = control_mains(claims) if controls_only else set()
+    units = [(k, v) for k, v in units if not (v == NONE and k in left_out)]
     store = UnitCache(cache) if cache is not None else None
     setting = setting_code(config) if store is not None else None
     client, owned = connect(scheduler) if scheduler is not None else (None, False)
@@ -328,7 +338,18 @@ def run_suite(
     data = {k: results[(k, NONE)] for k, v in units if v == NONE}
     checks = []
     for claim in claims:
-        chk = make_check(claim, config, data)
+        if left_out & set(claim.experiments):
+            chk = Check(
+                claim.name,
+                "inconclusive",
+                "not rerun",
+                "-",
+                claim.criterion,
+                "a round for its control only",
+                code_of(claim.check),
+            )
+        else:
+            chk = make_check(claim, config, data)
         if controls:
             ctl = claim.control
             cdata = dict(data)
@@ -355,7 +376,7 @@ def run_suite(
     if not settle:
         return result
 
-    def one_round(sub: SuiteConfig, only: list[str], controls: bool) -> SuiteResult:
+    def one_round(sub: SuiteConfig, only: list[str], controls: bool, controls_only: bool = False) -> SuiteResult:
         return run_suite(
             sub,
             seed=seed,
@@ -365,6 +386,7 @@ def run_suite(
             workers=workers,
             scheduler=scheduler,
             cache=cache,
+            controls_only=controls_only,
         )
 
     settled, record = settle_checks(

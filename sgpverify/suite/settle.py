@@ -40,13 +40,15 @@ from typing import TYPE_CHECKING, Any, Callable
 from .claims import BY_NAME
 from .config import validate_config
 from .criteria import spending
-from .experiments import SCALINGS, needs_of
+from .experiments import EXPERIMENTS, SCALINGS, needs_of
 from .experiments.delays import delay_ladder
 from .records import EXCUSES, excuse
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from .config import SuiteConfig
-    from .records import Check, SuiteResult
+    from .records import Check, Claim, SuiteResult
 
 __all__ = [
     "MAX_ROUNDS",
@@ -58,6 +60,7 @@ __all__ = [
     "calibrate",
     "estimate_seconds",
     "settle",
+    "control_mains",
     "needs_settling",
     "duration",
 ]
@@ -246,18 +249,45 @@ def _runs(cfg: SuiteConfig, key: str) -> list[tuple[int, int, int]]:
     return []
 
 
+def control_mains(claims: Iterable[Claim]) -> set[str]:
+    """The main experiments that a round for the controls of ``claims`` alone can leave out: those that
+    only the controls' own evaluation reads, where the control's data replace them whole. Kept: every
+    experiment a bound claim reads (its control is weighed against the check's own ratio), one whose
+    control is completed from the main data (the delays' tau = 0 reference, the topologies' reference
+    schedule, the worst case), one that a departure is judged vacuous on (no de-biasing, a dropped
+    term), what other experiments need and what always runs."""
+    claims = list(claims)
+    keep = set(needs_of(k for c in claims for k in c.experiments)) | {k for k, e in EXPERIMENTS.items() if e.always}
+    drop = set()
+    for c in claims:
+        v, own = c.control.variant, set(c.control.experiments)
+        whole = all(k in EXPERIMENTS and EXPERIMENTS[k].complete_control is None for k in own)
+        if c.bound or not v.debias or v.drop_term or not whole:
+            keep |= set(c.experiments) | own
+        else:
+            keep |= set(c.experiments) - own
+            drop |= own
+    return drop - keep
+
+
 #: Seconds a round spends besides its runs (the mixing constants, the declared constants, the weights).
 ROUND_OVERHEAD = 3.0
 
 
 def estimate_seconds(
-    cfg: SuiteConfig, names: list[str], per_step: tuple[float, ...], controls: bool = False, workers: int = 1
+    cfg: SuiteConfig,
+    names: list[str],
+    per_step: tuple[float, ...],
+    controls: bool = False,
+    workers: int = 1,
+    controls_only: bool = False,
 ) -> float:
     """Wall seconds of a run of checks ``names`` under ``cfg``, from the calibration ``per_step``
     (:func:`calibrate`): runs cost ``a + b R`` a step at ``cfg.n`` (n / cfg.n times that at n nodes),
     the mixing experiment ``c`` a step of the longest run on each schedule (it streams the
     connectivity over every step a run takes, which comes first); then the largest unit, or the
-    total over ``workers``, whichever is longer."""
+    total over ``workers``, whichever is longer. ``controls_only``: a round for the controls alone,
+    without the main units it leaves out (:func:`control_mains`)."""
     from .config import longest_run
 
     a, b = per_step[:2]
@@ -268,9 +298,10 @@ def estimate_seconds(
         steps = max(longest_run(cfg), cfg.theorem_K_cap if "theorem" in keys else 0)
         first = c * steps * len(cfg.topologies)
     units = []
+    left_out = control_mains(BY_NAME[nm] for nm in names) if controls and controls_only else set()
     for k in keys:
         cost = sum(steps * (a + b * R) * m / cfg.n for steps, R, m in _runs(cfg, k))
-        units += [cost, cost] if controls else [cost]
+        units += [cost] if k in left_out else ([cost, cost] if controls else [cost])
     if not units:
         return ROUND_OVERHEAD + first
     return ROUND_OVERHEAD + first + max(max(units), sum(units) / max(1, workers))
@@ -353,12 +384,14 @@ def settle(
             except (TypeError, ValueError) as exc:
                 left.update(dict.fromkeys(names, f"the next round ({why}) cannot run here: {exc}"))
                 continue
-            secs = estimate_seconds(sub, names, per_step, result.controls, workers)
-            costed.append((secs, over, why, r, names, sub))
+            # checks the planned run judged come for their controls only: their own runs are not repeated
+            only_ctl = result.controls and all(checks[nm].verdict != "inconclusive" for nm in names)
+            secs = estimate_seconds(sub, names, per_step, result.controls, workers, controls_only=only_ctl)
+            costed.append((secs, over, why, r, names, sub, only_ctl))
         if not costed:
             break
         costed.sort(key=lambda e: (e[0], e[4]))
-        secs, over, why, r, names, sub = costed[0]
+        secs, over, why, r, names, sub, only_ctl = costed[0]
         if clock() + 1.25 * slow * secs > deadline:  # the cheapest round does not fit: none does
             for e in costed:
                 for nm in e[4]:
@@ -384,7 +417,7 @@ def settle(
             )
         start = clock()
         with spending(2.0**-r):
-            got = run(sub, only=names, controls=result.controls)
+            got = run(sub, only=names, controls=result.controls, **({"controls_only": True} if only_ctl else {}))
         took = clock() - start
         # the machine as it is now (other work, threads): estimates are scaled by the slowest round so far
         slow = max(slow, took / max(secs, 1e-9))
@@ -397,7 +430,7 @@ def settle(
                     noise_stream=stream,
                     why=why,
                     overrides={k: list(v) if isinstance(v, tuple) else v for k, v in over},
-                    verdict=c.verdict,
+                    verdict=None if only_ctl else c.verdict,  # None: the check was not judged again
                     control=None if c.control is None else c.control.get("verdict"),
                     measured=c.measured,
                     seconds=took,
