@@ -68,7 +68,8 @@ def settle_hints(result: Any, per_step: tuple[float, float] | None = None, worke
         secs = None
         if per_step is not None:
             sub = dataclasses.replace(cfg, **dict(ev.overrides))
-            secs = estimate_seconds(sub, [c.name], per_step, result.controls, workers)
+            only_ctl = result.controls and c.verdict != "inconclusive"  # a round for its control only
+            secs = estimate_seconds(sub, [c.name], per_step, result.controls, workers, controls_only=only_ctl)
         out.append(SettleHint(label, ev.why, tuple(ev.lines()), _command(c.name, flags, secs), secs))
     return out
 
