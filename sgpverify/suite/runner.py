@@ -279,8 +279,8 @@ def run_suite(
     controls_only : bool
         With ``controls``: a settling round for controls that the planned run missed on checks it
         judged. The main units that only such a control's own evaluation would replace are left out
-        (:func:`~sgpverify.suite.settle.control_mains`); a check whose main data are then missing is not judged again
-        (inconclusive, "not rerun"), and its control is judged as always.
+        (:func:`~sgpverify.suite.settle.control_mains`); a check whose main data are then missing is
+        not judged again (inconclusive, "not rerun"), and its control is judged as always.
     """
     workers = check_int("workers", workers, min_value=1)
     if not isinstance(settle, bool):

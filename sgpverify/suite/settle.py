@@ -14,9 +14,10 @@ lacks, and only that check:
 
 Checks that ask for the same evidence share a round. A round that comes only for controls (every
 check in it decisive, its control missed) runs the controls alone, without the main runs that only
-the control's own evaluation would replace (:func:`control_mains`); its checks are not judged again. Rounds run cheapest first, each only where its
-estimated time (:func:`calibrate`: a short run of the engine on the user's own problem) fits the
-budget left; a check gets at most :data:`MAX_ROUNDS` rounds.
+the control's own evaluation would replace (:func:`control_mains`); its checks are not judged again.
+Rounds run cheapest first, each only where its estimated time (:func:`calibrate`: a short run of the
+engine on the user's own problem) fits the budget left; a check gets at most :data:`MAX_ROUNDS`
+rounds.
 
 Error control across rounds. Round ``r`` of a check runs on a fresh stream of gradient noise
 (``noise_stream``: the problem, the schedules and the seed stay those of the planned run) and its
