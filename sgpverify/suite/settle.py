@@ -13,9 +13,9 @@ lacks, and only that check:
   which can still be pre-asymptotic).
 
 Checks that ask for the same evidence share a round where they share an experiment. A round that
-comes only for controls (every check in it decisive, its control missed) runs the controls alone,
-without the main runs that only the control's own evaluation would replace (:func:`control_mains`);
-its checks are not judged again.
+comes only for controls (every
+check in it decisive, its control missed) runs the controls alone, without the main runs that only
+the control's own evaluation would replace (:func:`control_mains`); its checks are not judged again.
 Rounds run cheapest first, each only where its estimated time (:func:`calibrate`: a short run of the
 engine on the user's own problem) fits the budget left; a check gets at most :data:`MAX_ROUNDS`
 rounds.
