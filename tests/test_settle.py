@@ -460,21 +460,3 @@ def test_the_cost_model_counts_the_delay_runs_of_both_ladders(tiny):  # noqa: F8
     data = suite.EXPERIMENTS["delays"](cfg, 0)
     actual = sum(r["K"] * len(r["stationarity"]) * r["n"] for r in suite.EXPERIMENTS["delays"].runs(data))
     assert actual == sum(K * R * n for K, R, n in _runs(cfg, "delays"))
-
-
-def test_checks_asking_for_the_same_evidence_share_a_round_only_where_they_share_runs():
-    """stationarity-rate and delay-rate both ask for a longer Ks ladder, but read different experiments
-    (rates, delays): each gets its own round, so the cheaper one can fit a budget the two together would
-    not. topology-ratio and peers (both on the topologies runs) share theirs."""
-    clock = _Clock()
-    calls = []
-
-    def run(cfg, only, controls):
-        calls.append(tuple(sorted(only)))
-        clock.t += 1.0
-        return _result([_check(nm, "pass", "m", "d") for nm in only])
-
-    moving = "the extrapolation carries ...; larger x would settle it"
-    start = [_check(nm, detail=moving) for nm in ("stationarity-rate", "delay-rate", "topology-ratio", "peers")]
-    settle(_result(start), run, budget=600, per_step=(0.0, 1e-12), clock=clock)
-    assert sorted(calls) == [("delay-rate",), ("peers", "topology-ratio"), ("stationarity-rate",)]

@@ -12,8 +12,7 @@ lacks, and only that check:
   the band's edge (more replicas alone would narrow the interval around a trend the same ladder shows,
   which can still be pre-asymptotic).
 
-Checks that ask for the same evidence share a round where they share an experiment. A round that
-comes only for controls (every
+Checks that ask for the same evidence share a round. A round that comes only for controls (every
 check in it decisive, its control missed) runs the controls alone, without the main runs that only
 the control's own evaluation would replace (:func:`control_mains`); its checks are not judged again.
 Rounds run cheapest first, each only where its estimated time (:func:`calibrate`: a short run of the
@@ -320,20 +319,6 @@ def needs_settling(check: Check) -> bool:
     return ctl is not None and check.verdict != "not applicable" and not ctl.get("detected") and excuse(ctl) is None
 
 
-def _sharing(names: list[str]) -> list[list[str]]:
-    """``names`` (checks asking for the same evidence) in groups that share an experiment: a round is
-    shared only where it saves runs, and checks with nothing in common get rounds of their own (so the
-    cheaper one can fit a budget the sum would not)."""
-    groups: list[tuple[set[str], list[str]]] = []
-    for nm in names:
-        c = BY_NAME[nm]
-        keys = set(c.experiments) | set(c.control.experiments)
-        joined = [g for g in groups if g[0] & keys]
-        merged = (keys.union(*(g[0] for g in joined)), [n for g in joined for n in g[1]] + [nm])
-        groups = [g for g in groups if not any(g is j for j in joined)] + [merged]
-    return [g[1] for g in groups]
-
-
 def duration(s: float) -> str:
     """``"42 s"``, ``"9 min"`` or ``"1.5 h"``: a time estimate in words."""
     if s < 90:
@@ -395,7 +380,7 @@ def settle(
         if not plans:
             break
         costed = []
-        for (over, why, r, base), names in [(key, part) for key, group in plans.items() for part in _sharing(group)]:
+        for (over, why, r, base), names in plans.items():
             sub = dataclasses.replace(base, **dict(over))
             try:  # a round is a configuration like any other: its longest run must fit in memory
                 validate_config(sub)
