@@ -186,7 +186,9 @@ def settle_summary(record: Mapping[str, Any]) -> str:
             lines.append(
                 f"  {name} round {r['round']}: {r['why']} ({over}) -> "
                 + (
-                    f"{r['verdict'].upper()}" + (f", control {r['control'].upper()}" if r.get("control") else "")
+                    f"{r['verdict'].upper()}"
+                    + (f", control {r['control'].upper()}" if r.get("control") else "")
+                    + (" (its control, judged before, kept)" if r.get("control_kept") else "")
                     if r["verdict"] is not None
                     else f"control {r['control'].upper()} (the check, decided, not rerun)"
                 )

@@ -210,11 +210,10 @@ def test_a_decisive_verdict_and_a_detected_control_are_never_rejudged():
     modes = []
 
     def run(cfg, only, controls, controls_only=False):
-        modes.append((tuple(only), controls_only))
+        modes.append((tuple(only), controls, controls_only))
         clock.t += 1.0
-        return _result(
-            [_check(nm, "fail", "m", "d", control={"verdict": "pass", "detected": False}) for nm in only], controls=True
-        )
+        ctl = {"verdict": "pass", "detected": False} if controls else None
+        return _result([_check(nm, "fail", "m", "d", control=ctl) for nm in only], controls=controls)
 
     start = [
         _check(
@@ -228,11 +227,46 @@ def test_a_decisive_verdict_and_a_detected_control_are_never_rejudged():
     assert got["stationarity-rate"].control["detected"] is False  # its control was settled, to a pass: missed
     assert got["consensus-rate"].verdict == "fail"  # the inconclusive verdict was settled
     assert got["consensus-rate"].control["detected"] is True  # the detected control stands
-    # the round of the check the planned run judged comes for its control only; the other's judges it
-    assert set(modes) == {(("consensus-rate",), False), (("stationarity-rate",), True)}
+    # the round of the check the planned run judged comes for its control only; the other's judges the
+    # check without its control, detected already (running it again could only be reported, never count)
+    assert set(modes) == {(("consensus-rate",), False, False), (("stationarity-rate",), True, True)}
     rounds = rec["checks"]["stationarity-rate"]["rounds"]
     assert rounds and all(r["verdict"] is None and r["control"] == "pass" for r in rounds)
     assert "-> control PASS (the check, decided, not rerun)" in settle_summary(rec)
+    (kept,) = rec["checks"]["consensus-rate"]["rounds"]
+    assert kept["control"] is None and kept["control_kept"]
+    assert "-> FAIL (its control, judged before, kept)" in settle_summary(rec)
+
+
+def test_a_round_that_shares_its_runs_reports_a_control_judged_before_as_kept():
+    """Two checks in one round, one control open and one detected: the controls run (for the open
+    one), and the detected one's rerun verdict is neither merged nor reported."""
+    clock = _Clock()
+    seen = []
+
+    def run(cfg, only, controls, controls_only=False):
+        seen.append((tuple(only), controls))
+        clock.t += 1.0
+        ctl = {"verdict": "pass", "detected": False}
+        return _result([_check(nm, "pass", "m", "d", control=ctl) for nm in only], controls=controls)
+
+    why = "interval width 0.2 > delta = 0.05; more replicas"
+    start = [
+        _check("stationarity-rate", "inconclusive", "m", why, control={"verdict": "fail", "detected": True}),
+        _check("consensus-rate", "inconclusive", "m", why, control={"verdict": "pass", "detected": False}),
+    ]
+    checks, rec = settle(_result(start, controls=True), run, budget=10, per_step=(0.0, 1e-12), clock=clock)
+    assert seen[0] == (("stationarity-rate", "consensus-rate"), True)  # one round for both, with the controls
+    assert all(s == (("consensus-rate",), True) for s in seen[1:])  # then the open control alone
+    got = {c.name: c for c in checks}
+    assert got["stationarity-rate"].control["detected"] is True
+    (r,) = rec["checks"]["stationarity-rate"]["rounds"]
+    assert r["control"] is None and r["control_kept"]
+    r = rec["checks"]["consensus-rate"]["rounds"][0]
+    assert r["control"] == "pass" and not r["control_kept"]
+    assert "stationarity-rate round 1" in settle_summary(rec) and "PASS (its control, judged before, kept)" in (
+        settle_summary(rec)
+    )
 
 
 def test_a_round_for_controls_only_leaves_out_the_main_runs_only_the_control_replaces():

@@ -15,6 +15,8 @@ lacks, and only that check:
 Checks that ask for the same evidence share a round. A round that comes only for controls (every
 check in it decisive, its control missed) runs the controls alone, without the main runs that only
 the control's own evaluation would replace (:func:`control_mains`); its checks are not judged again.
+Conversely, a round whose checks' controls are all detected (or excused) already runs no control:
+a detected control is kept, so running it again would cost time and could only be reported.
 Rounds run cheapest first, each only where its estimated time (:func:`calibrate`: a short run of the
 engine on the user's own problem) fits the budget left; a check gets at most :data:`MAX_ROUNDS`
 rounds.
@@ -313,10 +315,14 @@ def estimate_seconds(
 def needs_settling(check: Check) -> bool:
     """Whether a round could change ``check``: it is inconclusive, or its control (of an applicable
     check) was not detected."""
-    if check.verdict == "inconclusive":
-        return True
+    return check.verdict == "inconclusive" or (check.verdict != "not applicable" and _control_open(check))
+
+
+def _control_open(check: Check) -> bool:
+    """Whether ``check`` has a control that a round could still detect: run, neither detected nor
+    excused (undetectable by its bound, no departure here)."""
     ctl = check.control
-    return ctl is not None and check.verdict != "not applicable" and not ctl.get("detected") and excuse(ctl) is None
+    return ctl is not None and not ctl.get("detected") and excuse(ctl) is None
 
 
 def duration(s: float) -> str:
@@ -387,14 +393,17 @@ def settle(
             except (TypeError, ValueError) as exc:
                 left.update(dict.fromkeys(names, f"the next round ({why}) cannot run here: {exc}"))
                 continue
-            # checks the planned run judged come for their controls only: their own runs are not repeated
-            only_ctl = result.controls and all(checks[nm].verdict != "inconclusive" for nm in names)
-            secs = estimate_seconds(sub, names, per_step, result.controls, workers, controls_only=only_ctl)
-            costed.append((secs, over, why, r, names, sub, only_ctl))
+            # checks the planned run judged come for their controls only: their own runs are not repeated;
+            # controls already detected (or excused) are not run again: only a round with a control to
+            # settle runs the controls
+            with_ctl = result.controls and any(_control_open(checks[nm]) for nm in names)
+            only_ctl = with_ctl and all(checks[nm].verdict != "inconclusive" for nm in names)
+            secs = estimate_seconds(sub, names, per_step, with_ctl, workers, controls_only=only_ctl)
+            costed.append((secs, over, why, r, names, sub, (with_ctl, only_ctl)))
         if not costed:
             break
         costed.sort(key=lambda e: (e[0], e[4]))
-        secs, over, why, r, names, sub, only_ctl = costed[0]
+        secs, over, why, r, names, sub, (with_ctl, only_ctl) = costed[0]
         if clock() + 1.25 * slow * secs > deadline:  # the cheapest round does not fit: none does
             for e in costed:
                 for nm in e[4]:
@@ -420,12 +429,13 @@ def settle(
             )
         start = clock()
         with spending(2.0**-r):
-            got = run(sub, only=names, controls=result.controls, **({"controls_only": True} if only_ctl else {}))
+            got = run(sub, only=names, controls=with_ctl, **({"controls_only": True} if only_ctl else {}))
         took = clock() - start
         # the machine as it is now (other work, threads): estimates are scaled by the slowest round so far
         slow = max(slow, took / max(secs, 1e-9))
         for c in got.checks:
             old = checks[c.name]
+            kept = result.controls and not _control_open(old)  # judged before: a rerun would not count
             new = _merge(old, c, r, stream, why, over)
             rounds.setdefault(c.name, []).append(
                 dict(
@@ -434,7 +444,8 @@ def settle(
                     why=why,
                     overrides={k: list(v) if isinstance(v, tuple) else v for k, v in over},
                     verdict=None if only_ctl else c.verdict,  # None: the check was not judged again
-                    control=None if c.control is None else c.control.get("verdict"),
+                    control=None if c.control is None or kept else c.control.get("verdict"),
+                    control_kept=kept,
                     measured=c.measured,
                     seconds=took,
                     estimated_seconds=secs,
