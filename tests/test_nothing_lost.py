@@ -194,8 +194,11 @@ def test_options_that_apply_are_still_taken(home, capsys):
     # the controls: rows that divide n, a delay model that the delay checks use
     assert main(["verify", *ONLY, "--topology", "torus", "--rows", "2", "--nodes", "16", "--out", "a"]) == 0
     assert "torus(2x8)" in (home / "a" / "data.json").read_text()
-    cfg = ["--quick", "--no-progress", "--no-cache", "--delay", "random", "--only", "delay-consensus"]
-    assert main(["verify", *cfg, "--out", "b"]) in (0, 4)
+    (home / "short.toml").write_text("delay_Ks = [64, 128]\ndelay_replicas = 4\n")  # a short delay ladder
+    cfg = ["--quick", "--config", "short.toml", "--no-progress", "--no-cache", "--delay", "random"]
+    assert main(["verify", *cfg, "--only", "delay-consensus", "--out", "b"]) in (0, 4)
+    got = json.loads((home / "b" / "checks.json").read_text())["config"]
+    assert (got["delay"], got["delay_Ks"], got["delay_replicas"]) == ("random", [64, 128], 4)
     capsys.readouterr()
 
 
