@@ -43,8 +43,14 @@ def _check(lr, ref):
     assert lr.symmetry == ref.symmetry and lr.block_sizes[1:] == ref.block_sizes[1:]
 
 
-def test_lowrank_brackets_clarabel_n4_k6():
-    _check(*_both(4, 6))
+@pytest.fixture(scope="module")
+def n4k6():
+    """The low-rank and Clarabel solves at n = 4, K = 6 (shared: the low-rank solve takes seconds)."""
+    return _both(4, 6)
+
+
+def test_lowrank_brackets_clarabel_n4_k6(n4k6):
+    _check(*n4k6)
 
 
 @pytest.mark.slow
@@ -59,12 +65,12 @@ def test_lowrank_brackets_clarabel_n8():
     _check(*_both(8, 8))
 
 
-def test_lowrank_gram_is_a_worst_case_point():
+def test_lowrank_gram_is_a_worst_case_point(n4k6):
     """The record's readbacks come from the factors: the measure recomputed from the full Gram
     matrix equals the lower bound, and the Gram matrix is PSD."""
     import numpy as np
 
-    lr = pep.worst_case(sv.graphs.exponential(4), 6, L=1.0, step_size=0.8, zeta2=1.0, solver="lowrank")
+    lr = n4k6[0]
     assert lr.grad_norm_sq.mean() == pytest.approx(lr.value, rel=1e-9)
     eig = np.linalg.eigvalsh(lr.gram)
     assert eig.min() >= -1e-9 * eig.max()
