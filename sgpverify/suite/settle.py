@@ -202,8 +202,10 @@ def evidence_for(check: Check, cfg: SuiteConfig) -> Evidence:
 def calibrate(cfg: SuiteConfig, seed: int = 0, steps: int = 256) -> tuple[float, float, float]:
     """``(a, b, c)``: seconds per step of the engine on the setting's problem (n, d) and first schedule
     are about ``a + b R`` with R replicas, from two short runs (``steps`` steps, 1 and
-    ``rate_replicas`` replicas); ``c``: seconds per step of the mixing experiment's connectivity
-    stream over a run (on the same schedule, ``8 steps`` steps)."""
+    ``rate_replicas`` replicas), each after an untimed run of ``steps // 8`` steps with as many
+    replicas (a first call's one-off costs, the kernels' loading and first allocations, are no part
+    of a step); ``c``: seconds per step of the mixing experiment's connectivity stream over a run
+    (on the same schedule, ``32 steps`` steps: shorter streams are dominated by their start)."""
     import numpy as np
 
     from ..assumptions.check import run_connectivity
@@ -218,14 +220,15 @@ def calibrate(cfg: SuiteConfig, seed: int = 0, steps: int = 256) -> tuple[float,
     per = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EffectiveStepWarning)
+        x0 = np.full(cfg.d, cfg.x0)
         for r in (1, R):
+            simulate(prob, topo, step_size=math.sqrt(cfg.n / steps), n_iter=max(1, steps // 8), x0=x0, replicas=r)
             t0 = time.perf_counter()
-            x0 = np.full(cfg.d, cfg.x0)
             simulate(prob, topo, step_size=math.sqrt(cfg.n / steps), n_iter=steps, x0=x0, replicas=r)
             per.append((time.perf_counter() - t0) / steps)
         t0 = time.perf_counter()
-        run_connectivity(topo, 8 * steps, cfg.mixing_horizon)
-        c = (time.perf_counter() - t0) / (8 * steps)
+        run_connectivity(topo, 32 * steps, cfg.mixing_horizon)
+        c = (time.perf_counter() - t0) / (32 * steps)
     b = max(0.0, (per[1] - per[0]) / (R - 1))
     return max(0.0, per[0] - b), b, c
 
