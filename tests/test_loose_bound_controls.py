@@ -79,6 +79,7 @@ def test_the_guides_setting_gets_undetectable_bound_controls_and_no_round_for_th
     assert settled.settle["checks"] == {} and settled.checks[0].control == res.checks[0].control
 
 
+@pytest.mark.slow  # tests/test_suite.py::test_default_quick_suite_passes_and_every_control_is_detected holds it for all
 @pytest.mark.parametrize("name", ["consensus-bound", "combined-bound", "descent-inequality"])
 def test_on_the_defaults_the_bound_controls_are_detected_not_excused(name):
     res = suite.verify(only=[name], controls=True)  # the quick preset's ladders: the bounds sit within 100x

@@ -423,6 +423,7 @@ SMALL = dict(
 )
 
 
+@pytest.mark.slow  # the whole suite twice; tests/test_sweep.py holds workers = 2 against serial bits on a subset
 def test_workers_give_the_same_bits_as_serial():
     cfg = suite.config_from_dict(SMALL)
     a = suite.run_suite(cfg, seed=3, controls=True, workers=1)
