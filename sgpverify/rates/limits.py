@@ -481,13 +481,13 @@ def _tail(S, xm, omega, tq, last_lo, last_hi):
     half = tq * float(d.std(ddof=1)) / math.sqrt(R)
     if abs(dm) >= abs(dpm) or (abs(dm) > half and (dm > 0) != (dpm > 0)):
         return None
-    rest = (abs(dm) + half) / ((float(xm[-1]) / float(xm[-2])) ** omega - 1.0)
     if (dm > 0) != (dpm > 0) or dm == 0.0:
         # a step back within its noise: what is left is bounded from the step before, the last one the
         # data resolve as an approach (its size at its upper confidence limit, from the point before)
         half_p = tq * float(dp.std(ddof=1)) / math.sqrt(R)
         rest = (abs(dpm) + half_p) / ((float(xm[-2]) / float(xm[-3])) ** omega - 1.0)
         return float(last_lo - rest), float(last_hi + rest), rest
+    rest = (abs(dm) + half) / ((float(xm[-1]) / float(xm[-2])) ** omega - 1.0)
     if abs(dm) <= half:  # the direction of the last step is not resolved
         return float(last_lo - rest), float(last_hi + rest), rest
     if dm > 0:
