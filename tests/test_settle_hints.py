@@ -83,6 +83,30 @@ def test_hints_plan_the_next_round_and_say_when_nothing_settles():
     assert isinstance(hints["theorem1-bound"], SettleHint)
 
 
+def test_hints_cost_the_round_settling_would_run():
+    """With controls, a hint costs what settling would run: an inconclusive check whose control is
+    detected gets a round without the controls, one whose control is open a round with them, and a
+    decided check with a missed control a round for the control alone."""
+    from sgpverify.suite import QUICK
+    from sgpverify.suite.settle import estimate_seconds, evidence_for
+
+    why = "interval width 0.2 > delta = 0.05; more replicas"
+    found = {"name": "constant-step", "detected": True}
+    missed = {"name": "constant-step", "detected": False, "detail": why}
+    per_step = (1e-5, 1e-6)
+    wants = []
+    for c, controls, only in (
+        (_Check("stationarity-rate", "inconclusive", "m", why, found), False, False),
+        (_Check("stationarity-rate", "inconclusive", "m", why, missed), True, False),
+        (_Check("stationarity-rate", "pass", "m", why, missed), True, True),
+    ):
+        (h,) = settle_hints(_Result(QUICK, [c], controls=True), per_step=per_step)
+        sub = dataclasses.replace(QUICK, **dict(evidence_for(c, QUICK).overrides))
+        wants.append(estimate_seconds(sub, [c.name], per_step, controls, controls_only=only))
+        assert math.isclose(h.seconds, wants[-1], rel_tol=1e-12), (c, h.seconds, wants[-1])
+    assert wants[0] < wants[1]  # running the detected control again would cost more: the test tells them apart
+
+
 @pytest.mark.parametrize("text", ["nan [nan, nan]"])
 def test_the_guides_verify_table_prints_no_nan(text):
     from pathlib import Path

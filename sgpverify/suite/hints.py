@@ -15,7 +15,7 @@ import dataclasses
 import math
 from typing import Any
 
-from .settle import duration, estimate_seconds, evidence_for, needs_settling
+from .settle import duration, estimate_seconds, evidence_for, needs_settling, round_controls
 
 __all__ = ["SettleHint", "settle_hints"]
 
@@ -68,8 +68,8 @@ def settle_hints(result: Any, per_step: tuple[float, float] | None = None, worke
         secs = None
         if per_step is not None:
             sub = dataclasses.replace(cfg, **dict(ev.overrides))
-            only_ctl = result.controls and c.verdict != "inconclusive"  # a round for its control only
-            secs = estimate_seconds(sub, [c.name], per_step, result.controls, workers, controls_only=only_ctl)
+            with_ctl, only_ctl = round_controls([c], result.controls)  # what settling would run
+            secs = estimate_seconds(sub, [c.name], per_step, with_ctl, workers, controls_only=only_ctl)
         out.append(SettleHint(label, ev.why, tuple(ev.lines()), _command(c.name, flags, secs), secs))
     return out
 

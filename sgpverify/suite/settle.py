@@ -66,6 +66,7 @@ __all__ = [
     "estimate_seconds",
     "settle",
     "control_mains",
+    "round_controls",
     "needs_settling",
     "duration",
 ]
@@ -220,11 +221,11 @@ def calibrate(cfg: SuiteConfig, seed: int = 0, steps: int = 256) -> tuple[float,
     per = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EffectiveStepWarning)
-        x0 = np.full(cfg.d, cfg.x0)
+        x0, gamma = np.full(cfg.d, cfg.x0), math.sqrt(cfg.n / steps)
         for r in (1, R):
-            simulate(prob, topo, step_size=math.sqrt(cfg.n / steps), n_iter=max(1, steps // 8), x0=x0, replicas=r)
-            t0 = time.perf_counter()
-            simulate(prob, topo, step_size=math.sqrt(cfg.n / steps), n_iter=steps, x0=x0, replicas=r)
+            for n_iter in (max(1, steps // 8), steps):  # the warm-up, then the timed run
+                t0 = time.perf_counter()
+                simulate(prob, topo, step_size=gamma, n_iter=n_iter, x0=x0, replicas=r)
             per.append((time.perf_counter() - t0) / steps)
         t0 = time.perf_counter()
         run_connectivity(topo, 32 * steps, cfg.mixing_horizon)
@@ -328,6 +329,16 @@ def _control_open(check: Check) -> bool:
     return ctl is not None and not ctl.get("detected") and excuse(ctl) is None
 
 
+def round_controls(checks: Iterable[Check], controls: bool) -> tuple[bool, bool]:
+    """``(with_controls, controls_only)`` of a round for ``checks`` in a run with or without
+    ``controls``: the controls run only where one of them is still open (a detected or excused
+    control is kept, so a rerun could only be reported), and alone (the checks' own runs not
+    repeated) where every check in the round was judged already."""
+    checks = list(checks)
+    with_ctl = controls and any(_control_open(c) for c in checks)
+    return with_ctl, with_ctl and all(c.verdict != "inconclusive" for c in checks)
+
+
 def duration(s: float) -> str:
     """``"42 s"``, ``"9 min"`` or ``"1.5 h"``: a time estimate in words."""
     if s < 90:
@@ -396,11 +407,7 @@ def settle(
             except (TypeError, ValueError) as exc:
                 left.update(dict.fromkeys(names, f"the next round ({why}) cannot run here: {exc}"))
                 continue
-            # checks the planned run judged come for their controls only: their own runs are not repeated;
-            # controls already detected (or excused) are not run again: only a round with a control to
-            # settle runs the controls
-            with_ctl = result.controls and any(_control_open(checks[nm]) for nm in names)
-            only_ctl = with_ctl and all(checks[nm].verdict != "inconclusive" for nm in names)
+            with_ctl, only_ctl = round_controls((checks[nm] for nm in names), result.controls)
             secs = estimate_seconds(sub, names, per_step, with_ctl, workers, controls_only=only_ctl)
             costed.append((secs, over, why, r, names, sub, (with_ctl, only_ctl)))
         if not costed:
