@@ -494,3 +494,26 @@ def test_the_cost_model_counts_the_delay_runs_of_both_ladders(tiny):  # noqa: F8
     data = suite.EXPERIMENTS["delays"](cfg, 0)
     actual = sum(r["K"] * len(r["stationarity"]) * r["n"] for r in suite.EXPERIMENTS["delays"].runs(data))
     assert actual == sum(K * R * n for K, R, n in _runs(cfg, "delays"))
+
+
+def test_a_theorem_round_is_costed_at_its_threshold_not_at_the_cap():
+    # Theorem 1's run takes max(threshold, K_max) steps (experiments.bounds.theorem_run_length); the cap keeps a
+    # margin above the threshold (a power of two), and costing the round at the cap overstated it up to twice
+    # (on the guide's setting 292 s estimated, 205 s run, at K = 716128 under a cap of 1048576)
+    from sgpverify.suite.experiments.bounds import theorem_run_length
+
+    ev = evidence_for(_check("theorem1-bound", measured="outside the theorem's regime: needs K >= 7.2e+05"), QUICK)
+    assert ev.overrides == (("theorem_K_cap", 1048576),)
+    sub = dataclasses.replace(QUICK, theorem_K_cap=1048576)
+    for thr in (7.15e5, 7.2e5, 7.249e5):  # every threshold that prints as 7.2e+05: the estimate's steps cover its run
+        assert theorem_run_length(sub, thr) <= ev.steps < 1.06 * thr
+    per_step = (1e-5, 1e-6, 0.0)  # no connectivity stream: the runs alone
+    at_cap = estimate_seconds(sub, ["theorem1-bound"], per_step) - 3.0
+    at_thr = estimate_seconds(sub, ["theorem1-bound"], per_step, theorem_steps=ev.steps) - 3.0
+    assert math.isclose(at_thr, at_cap * ev.steps / 1048576, rel_tol=1e-12)
+    # the connectivity stream, which covers the run, is costed over the same steps
+    c = estimate_seconds(sub, ["theorem1-bound"], (0.0, 0.0, 1e-6), theorem_steps=ev.steps) - 3.0
+    assert math.isclose(c, 1e-6 * ev.steps * len(QUICK.topologies), rel_tol=1e-12)
+    # a rung the rate ladder already passes: the run is the ladder's end
+    low = evidence_for(_check("theorem1-bound", measured="outside the theorem's regime: needs K >= 3e+02"), sub)
+    assert not low.runs  # within the cap: nothing to run

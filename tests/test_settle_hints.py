@@ -72,6 +72,9 @@ def test_hints_plan_the_next_round_and_say_when_nothing_settles():
     assert set(hints) == {"stationarity-rate", "theorem1-bound", "consensus-scaling", "topology-ratio"}
     assert hints["stationarity-rate"].config == ("Ks = [65536, 131072, 262144]",)
     assert hints["theorem1-bound"].config == ("theorem_K_cap = 1048576",)
+    th = dataclasses.replace(QUICK, theorem_K_cap=1048576)  # costed at its threshold, as settling costs it
+    runs = (hints["theorem1-bound"].seconds - 3.0) / (estimate_seconds(th, ["theorem1-bound"], (1e-5, 1e-6)) - 3.0)
+    assert 7.2e5 / 1048576 < runs < 1.06 * 7.2e5 / 1048576  # the runs' share: 7.2e5 (+5%) of the cap's steps
     assert hints["consensus-scaling"].command is None and "no compute settles it" in hints["consensus-scaling"].why
     assert hints["topology-ratio"].config == ("topology_Ks = [2048, 4096, 8192, 16384, 32768]",)
     secs = hints["stationarity-rate"].seconds

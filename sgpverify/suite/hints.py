@@ -69,7 +69,9 @@ def settle_hints(result: Any, per_step: tuple[float, float] | None = None, worke
         if per_step is not None:
             sub = dataclasses.replace(cfg, **dict(ev.overrides))
             with_ctl, only_ctl = round_controls([c], result.controls)  # what settling would run
-            secs = estimate_seconds(sub, [c.name], per_step, with_ctl, workers, controls_only=only_ctl)
+            secs = estimate_seconds(
+                sub, [c.name], per_step, with_ctl, workers, controls_only=only_ctl, theorem_steps=ev.steps
+            )
         out.append(SettleHint(label, ev.why, tuple(ev.lines()), _command(c.name, flags, secs), secs))
     return out
 

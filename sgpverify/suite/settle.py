@@ -107,6 +107,10 @@ class Evidence:
 
     overrides: tuple[tuple[str, Any], ...]
     why: str
+    #: Steps of the round's Theorem 1 run, where the verdict names its threshold: the run takes that
+    #: many (:func:`~sgpverify.suite.experiments.bounds.theorem_run_length`), not ``theorem_K_cap``,
+    #: which keeps a margin above it. Estimates only (:func:`estimate_seconds`).
+    steps: int | None = None
 
     @property
     def runs(self) -> bool:
@@ -165,7 +169,10 @@ def evidence_for(check: Check, cfg: SuiteConfig) -> Evidence:
         cap = 2 ** math.ceil(math.log2(max(K, 2.0)))
         if cap <= cfg.theorem_K_cap:
             return Evidence((), f"Theorem 1's threshold K >= {K:.2g} is already within theorem_K_cap")
-        return Evidence((("theorem_K_cap", cap),), f"Theorem 1's threshold needs K >= {K:.2g}: run up to {cap}")
+        # K as printed (two significant digits) is within 5% of the threshold; the run takes
+        # max(threshold, the rate ladder's end) steps
+        steps = min(cap, max(math.ceil(1.05 * K), int(max(cfg.Ks))))
+        return Evidence((("theorem_K_cap", cap),), f"Theorem 1's threshold needs K >= {K:.2g}: run up to {cap}", steps)
     if theorem:
         return Evidence((), "Theorem 1's run is already at its threshold; more of it does not change the bound")
     over = []
@@ -234,8 +241,9 @@ def calibrate(cfg: SuiteConfig, seed: int = 0, steps: int = 256) -> tuple[float,
     return max(0.0, per[0] - b), b, c
 
 
-def _runs(cfg: SuiteConfig, key: str) -> list[tuple[int, int, int]]:
-    """``(steps, replicas, n)`` of every run of experiment ``key`` under ``cfg`` (an upper estimate)."""
+def _runs(cfg: SuiteConfig, key: str, theorem_steps: int | None = None) -> list[tuple[int, int, int]]:
+    """``(steps, replicas, n)`` of every run of experiment ``key`` under ``cfg`` (an upper estimate;
+    Theorem 1's run at ``theorem_steps`` where given, else at ``theorem_K_cap``)."""
     n, S = cfg.n, len(cfg.topologies)
     if key == "rates":
         return [(K, cfg.rate_replicas, n) for K in cfg.Ks] * S
@@ -244,7 +252,8 @@ def _runs(cfg: SuiteConfig, key: str) -> list[tuple[int, int, int]]:
     if key == "descent":
         return [(K, cfg.replicas, n) for K in cfg.descent_Ks] * 2
     if key == "theorem":
-        return [(cfg.theorem_K_cap, cfg.theorem_replicas, n)] * S
+        steps = cfg.theorem_K_cap if theorem_steps is None else min(cfg.theorem_K_cap, theorem_steps)
+        return [(steps, cfg.theorem_replicas, n)] * S
     if key == "delays":
         return [(K, cfg.delay_replicas, n) for K in delay_ladder(cfg)] * len(cfg.taus)
     if key == "baselines":
@@ -290,13 +299,15 @@ def estimate_seconds(
     controls: bool = False,
     workers: int = 1,
     controls_only: bool = False,
+    theorem_steps: int | None = None,
 ) -> float:
     """Wall seconds of a run of checks ``names`` under ``cfg``, from the calibration ``per_step``
     (:func:`calibrate`): runs cost ``a + b R`` a step at ``cfg.n`` (n / cfg.n times that at n nodes),
     the mixing experiment ``c`` a step of the longest run on each schedule (it streams the
     connectivity over every step a run takes, which comes first); then the largest unit, or the
     total over ``workers``, whichever is longer. ``controls_only``: a round for the controls alone,
-    without the main units it leaves out (:func:`control_mains`)."""
+    without the main units it leaves out (:func:`control_mains`). ``theorem_steps``: the length of
+    Theorem 1's run where known (:attr:`Evidence.steps`), else ``theorem_K_cap``."""
     from .config import longest_run
 
     a, b = per_step[:2]
@@ -304,12 +315,13 @@ def estimate_seconds(
     keys = list(dict.fromkeys(k for nm in names for k in BY_NAME[nm].experiments))
     first = 0.0
     if "mixing" in keys or "mixing" in needs_of(keys):
-        steps = max(longest_run(cfg), cfg.theorem_K_cap if "theorem" in keys else 0)
+        th = cfg.theorem_K_cap if theorem_steps is None else min(cfg.theorem_K_cap, theorem_steps)
+        steps = max(longest_run(cfg), th if "theorem" in keys else 0)
         first = c * steps * len(cfg.topologies)
     units = []
     left_out = control_mains(BY_NAME[nm] for nm in names) if controls and controls_only else set()
     for k in keys:
-        cost = sum(steps * (a + b * R) * m / cfg.n for steps, R, m in _runs(cfg, k))
+        cost = sum(steps * (a + b * R) * m / cfg.n for steps, R, m in _runs(cfg, k, theorem_steps))
         units += [cost] if k in left_out else ([cost, cost] if controls else [cost])
     if not units:
         return ROUND_OVERHEAD + first
@@ -396,11 +408,11 @@ def settle(
                 left[name] = f"still inconclusive after {MAX_ROUNDS} rounds (the most a check gets)"
                 continue
             base = current[name]
-            plans.setdefault((ev.overrides, ev.why, r, base), []).append(name)
+            plans.setdefault((ev.overrides, ev.why, r, base, ev.steps), []).append(name)
         if not plans:
             break
         costed = []
-        for (over, why, r, base), names in plans.items():
+        for (over, why, r, base, steps), names in plans.items():
             sub = dataclasses.replace(base, **dict(over))
             try:  # a round is a configuration like any other: its longest run must fit in memory
                 validate_config(sub)
@@ -408,7 +420,9 @@ def settle(
                 left.update(dict.fromkeys(names, f"the next round ({why}) cannot run here: {exc}"))
                 continue
             with_ctl, only_ctl = round_controls((checks[nm] for nm in names), result.controls)
-            secs = estimate_seconds(sub, names, per_step, with_ctl, workers, controls_only=only_ctl)
+            secs = estimate_seconds(
+                sub, names, per_step, with_ctl, workers, controls_only=only_ctl, theorem_steps=steps
+            )
             costed.append((secs, over, why, r, names, sub, (with_ctl, only_ctl)))
         if not costed:
             break
