@@ -46,6 +46,7 @@ from .claims import BY_NAME
 from .config import validate_config
 from .criteria import spending
 from .experiments import EXPERIMENTS, SCALINGS, needs_of
+from .experiments.bounds import theorem_run_length
 from .experiments.delays import delay_ladder
 from .records import EXCUSES, excuse
 
@@ -169,9 +170,8 @@ def evidence_for(check: Check, cfg: SuiteConfig) -> Evidence:
         cap = 2 ** math.ceil(math.log2(max(K, 2.0)))
         if cap <= cfg.theorem_K_cap:
             return Evidence((), f"Theorem 1's threshold K >= {K:.2g} is already within theorem_K_cap")
-        # K as printed (two significant digits) is within 5% of the threshold; the run takes
-        # max(threshold, the rate ladder's end) steps
-        steps = min(cap, max(math.ceil(1.05 * K), int(max(cfg.Ks))))
+        # K as printed (two significant digits) is within 5% of the threshold: the run's length under the cap
+        steps = theorem_run_length(dataclasses.replace(cfg, theorem_K_cap=cap), 1.05 * K) or cap
         return Evidence((("theorem_K_cap", cap),), f"Theorem 1's threshold needs K >= {K:.2g}: run up to {cap}", steps)
     if theorem:
         return Evidence((), "Theorem 1's run is already at its threshold; more of it does not change the bound")
@@ -241,6 +241,12 @@ def calibrate(cfg: SuiteConfig, seed: int = 0, steps: int = 256) -> tuple[float,
     return max(0.0, per[0] - b), b, c
 
 
+def _theorem_steps(cfg: SuiteConfig, steps: int | None) -> int:
+    """Steps of Theorem 1's run under ``cfg``: ``steps`` (:attr:`Evidence.steps`) where known, at most
+    ``theorem_K_cap``; the cap where not."""
+    return cfg.theorem_K_cap if steps is None else min(cfg.theorem_K_cap, steps)
+
+
 def _runs(cfg: SuiteConfig, key: str, theorem_steps: int | None = None) -> list[tuple[int, int, int]]:
     """``(steps, replicas, n)`` of every run of experiment ``key`` under ``cfg`` (an upper estimate;
     Theorem 1's run at ``theorem_steps`` where given, else at ``theorem_K_cap``)."""
@@ -252,8 +258,7 @@ def _runs(cfg: SuiteConfig, key: str, theorem_steps: int | None = None) -> list[
     if key == "descent":
         return [(K, cfg.replicas, n) for K in cfg.descent_Ks] * 2
     if key == "theorem":
-        steps = cfg.theorem_K_cap if theorem_steps is None else min(cfg.theorem_K_cap, theorem_steps)
-        return [(steps, cfg.theorem_replicas, n)] * S
+        return [(_theorem_steps(cfg, theorem_steps), cfg.theorem_replicas, n)] * S
     if key == "delays":
         return [(K, cfg.delay_replicas, n) for K in delay_ladder(cfg)] * len(cfg.taus)
     if key == "baselines":
@@ -315,8 +320,7 @@ def estimate_seconds(
     keys = list(dict.fromkeys(k for nm in names for k in BY_NAME[nm].experiments))
     first = 0.0
     if "mixing" in keys or "mixing" in needs_of(keys):
-        th = cfg.theorem_K_cap if theorem_steps is None else min(cfg.theorem_K_cap, theorem_steps)
-        steps = max(longest_run(cfg), th if "theorem" in keys else 0)
+        steps = max(longest_run(cfg), _theorem_steps(cfg, theorem_steps) if "theorem" in keys else 0)
         first = c * steps * len(cfg.topologies)
     units = []
     left_out = control_mains(BY_NAME[nm] for nm in names) if controls and controls_only else set()
