@@ -20,6 +20,8 @@ beyond it is refuted; nothing here can confirm a declared value.
   stochastic gradients (the noise's share cancels) with a lower confidence bound.
 - **f_lower**: the lowest ``value`` seen at the points and along a short
   gradient descent from each.
+- **bias** (declared 0: unbiased draws): a lower confidence bound of the draws' mean
+  offset from ``full_grad`` or ``local_grad``, beyond round-off (:mod:`sgpverify.unbiased`).
 
 The estimates, the confidence rule and the validation of the heavy-tail test
 are in docs/theory.md, "Testing the declared constants".
@@ -29,14 +31,22 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.stats
 
 from .serialize import jsonable
-from .tails import MIN_TAIL, SETTLE_SHARE, TAIL_FRACTION, atoms_in_tail, variance_settles
+from .tails import (
+    RESAMPLE,
+    SETTLE_SHARE,
+    TAIL_FRACTION,
+    atoms_in_tail,
+    hill_tail_index,
+    resampled_deviations,
+)
+from .tails import tail_test as _tail_test
+from .unbiased import describe_offset, draws_offset, dtype_eps
 from .validation import check_float, check_int, rng_for
 
 if TYPE_CHECKING:
@@ -114,6 +124,8 @@ class ConstantsCheck:
     Attributes
     ----------
     L, sigma2, zeta2, f_lower : ConstantEstimate
+    bias : ConstantEstimate
+        The draws' offset from the exact gradient (declared 0; not tested without a noise variance).
     infinite_variance : bool
         The heavy-tail test found a squared deviation with tail index below 1
         (the noise variance does not exist; ``sigma2`` is then refuted).
@@ -140,6 +152,7 @@ class ConstantsCheck:
     sigma2: ConstantEstimate
     zeta2: ConstantEstimate
     f_lower: ConstantEstimate
+    bias: ConstantEstimate
     infinite_variance: bool
     tail_index: float | None
     tail_index_upper: float | None
@@ -153,8 +166,8 @@ class ConstantsCheck:
 
     @property
     def estimates(self) -> tuple[ConstantEstimate, ...]:
-        """The four entries, in the order L, sigma2, zeta2, f_lower."""
-        return (self.L, self.sigma2, self.zeta2, self.f_lower)
+        """The five entries, in the order L, sigma2, zeta2, f_lower, bias."""
+        return (self.L, self.sigma2, self.zeta2, self.f_lower, self.bias)
 
     @property
     def refuted(self) -> tuple[str, ...]:
@@ -193,48 +206,6 @@ def _norm(a: np.ndarray) -> np.ndarray:
 
 def _amax(a: np.ndarray) -> np.ndarray:
     return np.max(np.abs(a), axis=-1)
-
-
-def hill_tail_index(values: ArrayLike, alpha: float) -> tuple[float, float, int, int] | None:
-    """Hill's estimate of the tail index of positive values, with an upper confidence bound.
-
-    The largest ``k = floor(TAIL_FRACTION * N)`` of the ``N`` positive values
-    give ``gamma = mean_j log(X_(j) / X_(k+1))`` and the tail index
-    ``a = 1 / gamma``. For a Pareto tail ``k gamma / gamma_true`` follows
-    Gamma(k, 1) exactly (Renyi's representation), so
-    ``a * Gamma(k).ppf(1 - alpha) / k`` is an upper bound of the true index
-    at level ``1 - alpha``.
-
-    Parameters
-    ----------
-    values : array_like
-        Samples (zeros and negatives are dropped).
-    alpha : float
-        Error probability of the upper bound, in (0, 1).
-
-    Returns
-    -------
-    (index, upper, k, N) or None
-        None when ``k < MIN_TAIL``.
-
-    Examples
-    --------
-    >>> x = np.random.default_rng(0).pareto(0.5, 20000) + 1.0  # tail index 0.5
-    >>> index, upper, k, N = hill_tail_index(x, 0.01)
-    >>> bool(0.45 < index < 0.55 and upper < 1), k, N
-    (True, 2000, 20000)
-    """
-    x = np.asarray(values, dtype=float).ravel()
-    x = x[(x > 0) & np.isfinite(x)]
-    N = len(x)
-    k = int(TAIL_FRACTION * N)
-    if k < MIN_TAIL:
-        return None
-    top = np.sort(np.partition(x, N - k - 1)[N - k - 1 :])  # X_(k+1) first, then the k largest
-    gamma = float(np.mean(np.log(top[1:] / top[0])))
-    index = math.inf if gamma <= 0 else 1.0 / gamma
-    upper = index * float(scipy.stats.gamma.ppf(1.0 - alpha, k)) / k
-    return index, upper, k, N
 
 
 def _base_points(points, d, cap):
@@ -376,34 +347,6 @@ def _descend(problem, X, steps, lip):
     return float(best[i]), float(scale[i]), evals
 
 
-def _tail_test(D, alpha):
-    """Hill tests of the squared deviations D (S, m, n): pooled (alpha/2; alpha for one node) and per node.
-
-    Each (point, node) group is divided by the median of its positive values
-    (a scale does not change a tail index). Returns (flag, index, upper, k, N,
-    node, level) of the test with the smallest upper bound (node None: pooled),
-    or None when no test had enough data.
-    """
-    S, m, n = D.shape
-    pos = np.where(D > 0, D, np.nan)
-    with warnings.catch_warnings():  # a group without positive values has no median (nan): scale 1
-        warnings.simplefilter("ignore", RuntimeWarning)
-        med = np.nanmedian(pos, axis=0)
-    Dn = np.where(D > 0, D / np.where(np.isfinite(med) & (med > 0), med, 1.0), 0.0)
-    pooled = alpha / 2 if n > 1 else alpha  # one node: the pooled test is the per-node test
-    groups = [(Dn, pooled, None)] + ([(Dn[:, :, i], alpha / (2 * n), i) for i in range(n)] if n > 1 else [])
-    atoms = [atoms_in_tail(x) for x, _, _ in groups]
-    tests = [(hill_tail_index(x, a), i) for (x, a, i), atom in zip(groups, atoms) if not atom]
-    tests = [(r, i) for r, i in tests if r is not None]
-    if not tests:
-        # every tail a few atoms (finite-sum noise): no heavy-tail finding, and none to make
-        return (False, None, None, 0, 0, None, None) if any(atoms) else None
-    (index, upper, k, N), node = min(tests, key=lambda t: t[0][1])
-    level = 1 - (pooled if node is None else alpha / (2 * n))
-    group = Dn if node is None else Dn[:, :, node]
-    return upper < 1.0 and not variance_settles(group), index, upper, k, N, node, level
-
-
 def _lower_mean(D, alpha):
     """Simultaneous lower confidence bound (level 1 - alpha) of the largest mean of D (S, m, n).
 
@@ -435,18 +378,22 @@ def _lower_mean(D, alpha):
 
 
 def _draws(problem, x, samples, rng):
-    """``samples`` stochastic gradients of every node at x: (samples, n, d), in chunks of bounded memory."""
+    """``samples`` stochastic gradients of every node at x: (samples, n, d), in chunks of bounded memory,
+    and the machine epsilon of their dtype as the problem returned them."""
     n, d = problem.n_nodes, problem.dim
     step = max(1, _CHUNK // (n * d))
-    parts = []
+    parts, eps = [], EPS
     for s in range(0, samples, step):
         Z = np.ascontiguousarray(np.broadcast_to(x, (min(step, samples - s), n, d)))
-        parts.append(np.asarray(problem.grad(Z, rng), dtype=float))
-    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+        raw = problem.grad(Z, rng)
+        eps = max(eps, dtype_eps(raw))
+        parts.append(np.asarray(raw, dtype=float))
+    return (parts[0] if len(parts) == 1 else np.concatenate(parts)), eps
 
 
-def _zeta_u(G, alpha):
-    """Lower confidence bound of (1/n) sum_i ||mu_i - mean mu||^2 from draws G (S, n, d).
+def _zeta_u(G, alpha, e):
+    """Lower confidence bound of (1/n) sum_i ||mu_i - mean mu||^2 from draws G (S, n, d), its square root
+    lowered by the round-off allowance ``e`` (noise-free draws attain the spread: se 0).
 
     The U-statistic ``mean_{s != t} (1/n) <c^s, c^t>`` of the node-centred draws
     ``c^s = G^s - mean_i G^s_i`` is unbiased whatever the noise (independent
@@ -459,7 +406,8 @@ def _zeta_u(G, alpha):
     h = (np.einsum("snd,nd->s", c, C) - np.einsum("snd,snd->s", c, c)) / (n * (S - 1))
     u = float(h.mean())
     se = 2.0 * float(h.std(ddof=1)) / math.sqrt(S)
-    return u - float(scipy.stats.t.ppf(1 - alpha, S - 1)) * se
+    lo = u - float(scipy.stats.t.ppf(1 - alpha, S - 1)) * se
+    return max(math.sqrt(lo) - e, 0.0) ** 2 if lo > 0 else lo
 
 
 def run_constants_check(
@@ -517,20 +465,24 @@ def run_constants_check(
     m = len(q_idx)
     D = np.empty((samples, m, n))  # squared deviations, as computed
     Dlow = np.empty((samples, m, n))  # lowered by their round-off allowance
-    zeta_lbs = []
+    zeta_lbs, offsets, refs = [], [], []
     for k, q in enumerate(q_idx):
-        G = _draws(problem, X[q], samples, rng_for(seed, "constants", 1, int(q)))
+        G, eps_g = _draws(problem, X[q], samples, rng_for(seed, "constants", 1, int(q)))
+        offsets.append(draws_offset(problem, X[q], G, None if lb is None else lb[5][q], eps_g, alpha / m, ROUNDOFF))
         if lb is not None:
             ref, corr = lb[5][q], 1.0
         else:
             ref, corr = G.mean(axis=0), samples / (samples - 1)
-            zeta_lbs.append(_zeta_u(G, alpha / m))
-        dev = G - ref
+            zeta_lbs.append(_zeta_u(G, alpha / m, 2 * ROUNDOFF * eps_g * math.sqrt(d) * float(np.max(_amax(G)))))
+        dev, _ = G - ref, refs.append(ref)
         D[:, k, :] = corr * np.sum(dev * dev, axis=-1)
         e = 2 * ROUNDOFF * EPS * math.sqrt(d) * np.maximum(_amax(G).max(axis=0), _amax(np.asarray(ref)))
         Dlow[:, k, :] = D[:, k, :] - 2 * e * np.sqrt(D[:, k, :])  # the true term is at least this
-    tail = _tail_test(D, alpha / 2)  # half of sigma2's error budget; the mean bounds get the other half
+    rngs = [rng_for(seed, "constants", 3, int(q)) for q in q_idx]
+    fresh = lambda: resampled_deviations(problem.grad, X[q_idx], refs, RESAMPLE * samples, rngs, _CHUNK)  # noqa: E731
+    tail = _tail_test(D, alpha / 2, fresh)  # half of sigma2's error budget; the mean bounds get the other half
     sigma2 = _entry_sigma2(problem.sigma2, D, Dlow, alpha, tail, lb is not None, samples)
+    bias = _entry_bias(offsets, bool(tail is not None and tail[0]), lb is not None, samples, confidence)
 
     if lb is not None:
         zeta2 = _entry_zeta_exact(problem.zeta2, lb[5], d)
@@ -547,6 +499,7 @@ def run_constants_check(
         sigma2=sigma2,
         zeta2=zeta2,
         f_lower=f_lower,
+        bias=bias,
         infinite_variance=bool(tail is not None and tail[0]),
         tail_index=None if tail is None else tail[1],
         tail_index_upper=None if tail is None else tail[2],
@@ -558,6 +511,12 @@ def run_constants_check(
         confidence=confidence,
         seed=seed,
     )
+
+
+def _entry_bias(offsets, infinite, exact, S, confidence):
+    low, est, tol = max(offsets)
+    refuted, method, detail = describe_offset(low, est, tol, len(offsets), S, confidence, exact, infinite)
+    return ConstantEstimate("bias", 0.0, low, refuted, method, tol, detail)
 
 
 def _verdict(name, declared, refuted):
@@ -597,18 +556,16 @@ def _entry_sigma2(declared, D, Dlow, alpha, tail, exact, S):
     method = "local_grad deviations" if exact else "sample variance"
     conf = f"{1 - alpha:.4g}"
     if tail is not None and tail[0]:
-        flag, index, upper, k, N, node, level = tail
+        flag, index, upper, k, N, node, level, (means, size) = tail
         who = "pooled over the nodes" if node is None else f"node {node}"
-        i = int(np.argmax(D.max(axis=(0, 1)))) if node is None else node
-        order = D[:, :, i].ravel()  # draw-major: every prefix covers every point
-        grow = ", ".join(_g(float(np.mean(order[: max(1, len(order) >> s)]))) for s in (2, 1, 0))
-        sizes = ", ".join(str(max(1, len(order) >> s)) for s in (2, 1, 0))
+        grow, sizes = ", ".join(_g(v) for v in means), ", ".join(str(size >> s) for s in (2, 1, 0))
         detail = (
             f"declared sigma2 = {_g(declared)} refuted: the noise variance does not exist: the tail index of "
             f"||g - {'grad f_i' if exact else 'mean g'}||^2 is {index:.3g} < 1 (Hill, top {k} of {N}, {who}; "
             f"upper {level:.4g} bound {upper:.3g}), so the sample variance does not settle as the sample grows "
-            f"(node {i}: {grow} over {sizes} draws; the largest deviation keeps >= {SETTLE_SHARE:g} of the sum "
-            f"at every doubling, and the largest values are distinct, not a few atoms)"
+            f"(its means, scaled by the median, on a fresh sample {RESAMPLE} times larger: {grow} over {sizes} "
+            f"values; the largest keeps >= {SETTLE_SHARE:g} of the sum at every doubling in both samples, and the "
+            f"largest values are distinct)"
         )
         return ConstantEstimate("sigma2", declared, math.inf, True, method + ", heavy-tail test", 0.0, detail)
     refuted = lb > declared
@@ -622,7 +579,13 @@ def _entry_sigma2(declared, D, Dlow, alpha, tail, exact, S):
             "drawn from a finite set, as a data set's: a finite support has a finite variance)"
         )
     else:
-        tail_txt += f"; heavy-tail test: tail index {tail[1]:.3g}, upper {tail[6]:.4g} bound {tail[2]:.3g}, not below 1"
+        tail_txt += f"; heavy-tail test: tail index {tail[1]:.3g}, upper {tail[6]:.4g} bound {tail[2]:.3g}, " + (
+            "not below 1"
+            if tail[2] >= 1
+            else "below 1 but the sample variance settles (scaled means "
+            + ", ".join(_g(v) for v in tail[7][0])
+            + f" over {tail[7][1] >> 2}, {tail[7][1] >> 1}, {tail[7][1]} values: a finite variance)"
+        )
     detail = (
         f"{_verdict('sigma2', declared, refuted)}: the noise shows sigma2 >= {_g(lb)} ({conf} lower "
         f"confidence bound of the largest mean of ||g - {ref}||^2 over {n} nodes x {m} points, {S} draws each, "

@@ -49,6 +49,9 @@ def test_scaling_needs_local_gradients():
     assert "local_grad" in data["scaling"]["error"] and data["scaling"]["not_applicable"]
     res = suite.evaluate(suite.BY_NAME["consensus-scaling"], cfg, data)
     assert res["verdict"] == "not applicable" and "local_grad" in res["detail"]
+    # the table's line names the reason and the problem by its class, and the detail the shape that applies
+    assert res["measured"] == "not applicable: the problem NoLocal has no local_grad"
+    assert "object at 0x" not in res["detail"] and "makes it apply" in res["detail"]
     # a check that also reads other experiments (mass conservation) uses those
     small = dataclasses.replace(CFG, Ks=(64, 128), rate_replicas=3)
     data.update(suite.run_experiments(small, 0, ("rates",)))
@@ -321,3 +324,26 @@ def test_infinite_variance_refutes_the_declared_sigma2():
     assert res["verdict"] == "fail" and "sigma2" in res["extra"]["refuted"], res
     assert data["declared"]["infinite_variance"] is True
     assert "inf (no variance)" in res["measured"]
+
+
+def test_a_refuted_unbiasedness_makes_the_claims_built_on_it_inconclusive_with_no_round_to_run():
+    """A problem whose draws carry an offset: declared-constants fails on ``bias``; the checks whose
+    claims assume unbiased noise are inconclusive, say so, and settling plans no round for them; a
+    check that does not assume it (consensus-rate) is judged on its data."""
+    from sgpverify.suite.settle import evidence_for
+
+    class Offset(problems.QuadraticCosine):
+        def grad(self, z, rng):
+            return super().grad(z, rng) + 0.1
+
+    cfg = dataclasses.replace(CFG, problem=lambda n, d, seed: Offset(n, d, seed=seed))
+    data = suite.run_experiments(cfg, 0, ("declared",))
+    assert suite.evaluate(suite.BY_NAME["declared-constants"], cfg, data)["verdict"] == "fail"
+    for name in ("stationarity-rate", "theorem1-bound", "descent-inequality", "combined-bound", "delay-rate"):
+        claim = suite.BY_NAME[name]
+        res = suite.evaluate(claim, cfg, data)
+        assert res["verdict"] == "inconclusive" and "biased" in res["measured"], (name, res)
+        assert "unbiased stochastic gradients" in res["detail"] and "bias" in res["extra"]["refuted"]
+        ev = evidence_for(suite.make_check(claim, cfg, data), cfg)
+        assert ev.overrides == () and ev.why.startswith("no round changes it"), (name, ev)
+    assert "bias" not in suite.BY_NAME["consensus-rate"].uses

@@ -517,3 +517,21 @@ def test_a_theorem_round_is_costed_at_its_threshold_not_at_the_cap():
     # a rung the rate ladder already passes: the run is the ladder's end
     low = evidence_for(_check("theorem1-bound", measured="outside the theorem's regime: needs K >= 3e+02"), sub)
     assert not low.runs  # within the cap: nothing to run
+
+
+def test_an_infinite_product_constant_lengthens_the_horizon_not_the_ladder(tiny):  # noqa: F811
+    """Where the products of the augmented matrices do not contract within bound_horizon (S2 = inf:
+    seen on the directed ring at n = 16 with tau = 4), the delay bound says so and its round lengthens
+    the horizon: a longer K ladder would measure the same infinite S2."""
+    import copy
+
+    cfg, data = tiny
+    data = copy.deepcopy(data)
+    tau = str(cfg.taus[-1])
+    data["delays"]["products"][tau]["S2"] = math.inf
+    check = suite.make_check(suite.BY_NAME["delay-consensus"], cfg, data)
+    assert check.verdict == "inconclusive" and f"bound_horizon = {cfg.bound_horizon}" in check.detail
+    ev = evidence_for(check, cfg)
+    assert ev.overrides == (("bound_horizon", 4 * cfg.bound_horizon),), ev
+    honest = suite.make_check(suite.BY_NAME["delay-consensus"], cfg, tiny[1])  # every S2 finite
+    assert "bound_horizon" not in honest.detail and "bound_horizon" not in evidence_for(honest, cfg).why

@@ -27,6 +27,7 @@ __all__ = [
     "RATIO_CORRECTION",
     "REGIME_SHARE",
     "LOOSE_BOUND",
+    "SHORT_HORIZON",
 ]
 
 
@@ -130,3 +131,8 @@ def spending(share: float) -> Iterator[None]:
         yield
     finally:
         _SHARE.reset(token)
+
+
+#: The words a bound check uses where its product constant S2 is infinite because the products of the
+#: mixing matrices do not contract within ``bound_horizon`` (settling reads them and lengthens it).
+SHORT_HORIZON = "do not contract within bound_horizon"

@@ -65,8 +65,9 @@ class Claim:
     control: Control
     # function (cfg, data) -> dict(verdict, measured, predicted, detail, extra)
     check: Callable[[SuiteConfig, dict[str, Any]], dict[str, Any]]
-    #: The declared constants of the problem the check relies on ("L", "sigma2", "zeta2", "f_lower"):
-    #: where the problem itself refutes one (declared-constants), the check cannot pass.
+    #: The declared constants of the problem the check relies on ("L", "sigma2", "zeta2", "f_lower"), and
+    #: "bias" where its claim assumes unbiased stochastic gradients: where the problem itself refutes
+    #: one (declared-constants), the check cannot pass (it is inconclusive, and no round settles it).
     uses: tuple = ()
     #: Whether the check holds a measurement to an upper bound (pass iff measured/bound <= 1), with the
     #: largest measured/bound ratio as its ``extra["slack"]``: its control may be undetectable where the

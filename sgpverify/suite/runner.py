@@ -38,14 +38,18 @@ __all__ = [
 
 def refuted_constants(data: dict) -> dict[str, str]:
     """``{constant: "declared L refuted (estimate >= 1.6 > 0.475)"}``: the declared constants the
-    declared-constants experiment refuted (none where it did not run or had an error)."""
+    declared-constants experiment refuted (none where it did not run or had an error), and ``"bias"``
+    where it found the stochastic gradients biased."""
     got = data.get("declared")
     if not isinstance(got, dict) or "error" in got:
         return {}
     out = {}
-    for name in ("L", "sigma2", "zeta2", "f_lower", "f_star"):
+    for name in ("L", "sigma2", "zeta2", "f_lower", "f_star", "bias"):
         c = got.get(name)
         if isinstance(c, dict) and c.get("refuted"):
+            if name == "bias":
+                out[name] = f"the stochastic gradients are biased (mean offset >= {c['estimate']:.3g})"
+                continue
             if name in ("f_lower", "f_star"):
                 why = f"lowest value seen {c['estimate']:.3g} < {c['declared']:.3g}"
             elif c.get("estimate") is None:
@@ -78,8 +82,12 @@ def evaluate(claim: Claim, cfg: SuiteConfig, data: dict) -> dict:
     errors += [f"{k}: {data[k]['error']}" for k in needs_of(claim.experiments) if "error" in data.get(k, {})]
     na = [f"{k}: {data[k]['error']}" for k in claim.experiments if data.get(k, {}).get("not_applicable")]
     if na and len(na) == len([k for k in claim.experiments if k in data]):  # else the check uses the others
+        first = data[next(k for k in claim.experiments if data.get(k, {}).get("not_applicable"))]["error"]
         return dict(
-            verdict="not applicable", measured="not applicable to this setting", predicted="-", detail="; ".join(na)
+            verdict="not applicable",
+            measured="not applicable: " + first.split(" (")[0].split("; ")[0],
+            predicted="-",
+            detail="; ".join(na),
         )
     if errors:
         return dict(
@@ -92,15 +100,20 @@ def evaluate(claim: Claim, cfg: SuiteConfig, data: dict) -> dict:
     refuted = refuted_constants(data)
     hit = [refuted[c] for c in claim.uses if c in refuted]
     if hit:
+        relies = [c for c in claim.uses if c != "bias"]
         return dict(
             verdict="inconclusive",
             measured="; ".join(hit),
             predicted="-",
             detail="the check relies on "
-            + ", ".join(claim.uses)
-            + " as the problem declares them, and the problem itself refutes "
+            + " and ".join(
+                ([", ".join(relies) + " as the problem declares them"] if relies else [])
+                + (["unbiased stochastic gradients (Assumption 2)"] if "bias" in claim.uses else [])
+            )
+            + ", and the problem itself refutes "
             + "; ".join(hit)
-            + " (declared-constants)",
+            + " (declared-constants): no longer run settles it",
+            extra={"refuted": [c for c in claim.uses if c in refuted]},
         )
     try:
         return claim.check(cfg, data)

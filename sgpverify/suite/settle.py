@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .claims import BY_NAME
 from .config import validate_config
-from .criteria import spending
+from .criteria import SHORT_HORIZON, spending
 from .experiments import EXPERIMENTS, SCALINGS, needs_of
 from .experiments.bounds import theorem_run_length
 from .experiments.delays import delay_ladder
@@ -76,6 +76,8 @@ __all__ = [
 MAX_ROUNDS = 3
 #: Factor of a ladder shift: two doublings.
 SHIFT = 4
+#: Factor of the products' horizon (``bound_horizon``) where S2 is infinite: the products do not contract yet.
+HORIZON_FACTOR = 4
 #: Points of a ladder that starts at a regime (the first points of the planned ladder, scaled up).
 REGIME_POINTS = 3
 #: Minutes of settling when none are given.
@@ -161,8 +163,17 @@ def evidence_for(check: Check, cfg: SuiteConfig) -> Evidence:
     ladders = _ladders(check.name)
     if check.verdict == "not applicable" or "not applicable" in check.measured:
         return Evidence((), f"not applicable: {check.detail or check.measured}")
+    if (getattr(check, "extra", None) or {}).get(
+        "refuted"
+    ):  # the problem's own gradients refute what the check assumes
+        return Evidence((), f"no round changes it: the problem refutes what the check relies on ({check.measured})")
     if not ladders:
         return Evidence((), "its experiments have no ladder to extend (the verdict is exact or depends on sizes)")
+    if SHORT_HORIZON in text:  # S2 infinite: the products' horizon, not K, is what the bound lacks
+        h = HORIZON_FACTOR * cfg.bound_horizon
+        return Evidence(
+            (("bound_horizon", h),), f"the products {SHORT_HORIZON}: the horizon {HORIZON_FACTOR} times longer"
+        )
     need = _NEEDS.search(text)
     theorem = any(field == "theorem_K_cap" for field, _ in ladders)
     if theorem and need:  # Theorem 1's threshold: run there

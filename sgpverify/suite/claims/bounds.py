@@ -11,7 +11,7 @@ from scipy import stats
 from ... import theory
 from ..criteria import level
 from ..records import Claim, make_control
-from .common import all_finite, combine, fmt, mean_se
+from .common import all_finite, combine, fmt, mean_se, short_horizon
 
 if TYPE_CHECKING:
     from ..config import SuiteConfig
@@ -137,7 +137,7 @@ THEOREM1_BOUND = Claim(
         bias=1.0,
     ),
     check_theorem1,
-    uses=("L", "sigma2", "f_lower", "f_star"),
+    uses=("L", "sigma2", "f_lower", "f_star", "bias"),
     bound=True,
 )
 
@@ -191,7 +191,7 @@ DESCENT_INEQUALITY = Claim(
         bias=1.0,
     ),
     check_descent,
-    uses=("L", "sigma2"),
+    uses=("L", "sigma2", "bias"),
     bound=True,
 )
 
@@ -254,9 +254,10 @@ def check_consensus_bound(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, A
                 continue
             worst = max(worst, ratio)
             verdicts.append("pass" if ratio <= 1 else "fail")
+        S2 = data["mixing"]["schedules"][label].get("S2")
         parts.append(
-            f"{label}: S2 = {fmt(data['mixing']['schedules'][label].get('S2'))}; worst max_k Xi^k / bound "
-            f"over K = {worst:.3g}"
+            f"{label}: S2 = {fmt(S2)}; worst max_k Xi^k / bound over K = {worst:.3g}"
+            + (f" ({short_horizon(S2, cfg)})" if short_horizon(S2, cfg) else "")
         )
     return dict(
         verdict=combine(verdicts),
@@ -297,7 +298,7 @@ def check_combined_bound(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, An
             S2, delta, G2 = _bound_inputs(cfg, data, label, r)
             if not (all_finite(S2, G2, delta, r["gamma"]) and delta > 0):
                 verdicts.append("inconclusive")
-                skipped.append(f"K={r['K']}: S2, G2 or delta not measurable (finite)")
+                skipped.append(f"K={r['K']}: S2, G2 or delta not measurable (finite) {short_horizon(S2, cfg)}".strip())
                 continue
             if r["gamma"] * const["L"] > 1:
                 verdicts.append("inconclusive")
@@ -348,6 +349,6 @@ COMBINED_BOUND = Claim(
     "run with gamma L <= 1",
     make_control("biased-gradient", "a constant gradient bias of norm sigma", ("rates",), bias=1.0),
     check_combined_bound,
-    uses=("L", "sigma2", "f_lower", "f_star"),
+    uses=("L", "sigma2", "f_lower", "f_star", "bias"),
     bound=True,
 )

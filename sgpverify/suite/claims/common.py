@@ -11,7 +11,16 @@ import numpy as np
 from scipy import stats
 
 from ... import rates
-from ..criteria import RATE_CORRECTION, RATE_DELTA, RATE_OMEGA, RATIO_CORRECTION, RATIO_OMEGAS, REGIME_SHARE, level
+from ..criteria import (
+    RATE_CORRECTION,
+    RATE_DELTA,
+    RATE_OMEGA,
+    RATIO_CORRECTION,
+    RATIO_OMEGAS,
+    REGIME_SHARE,
+    SHORT_HORIZON,
+    level,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
@@ -19,6 +28,7 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
 __all__ = [
+    "short_horizon",
     "combine",
     "mean_se",
     "exponent_result",
@@ -454,3 +464,11 @@ def outside_step_regime(runs: list[dict[str, Any]], L_of: Any) -> str | None:
         f"gradient step can diverge (push-sum weights down to {r['weight_min']:.3g}); with gamma = sqrt(n/K) "
         f"the regime needs K >= {need:.2g}"
     )
+
+
+def short_horizon(S2: float | None, cfg: Any) -> str:
+    """Where the product constant S2 is infinite (the products' tail does not contract yet: q_tail = 1),
+    why, naming ``bound_horizon`` (settling lengthens it, :mod:`sgpverify.suite.settle`); else ""."""
+    if S2 is None or math.isfinite(S2):
+        return ""
+    return f"S2 = inf: the products {SHORT_HORIZON} = {cfg.bound_horizon} (their tail does not contract yet)"

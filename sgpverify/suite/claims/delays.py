@@ -22,6 +22,7 @@ from .common import (
     fmt,
     log_ratio_limit,
     outside_step_regime,
+    short_horizon,
     unless_faster,
     unless_pre_asymptotic,
 )
@@ -145,6 +146,7 @@ DELAY_RATE = Claim(
         "constant-step", "gamma = sqrt(n/K_min) at every K instead of sqrt(n/K)", ("delays",), step="constant"
     ),
     check_delay_rate,
+    uses=("bias",),
 )
 
 
@@ -187,6 +189,7 @@ def check_delay_consensus(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, A
         parts.append(
             f"tau={tau}: S2 = {fmt(S2)}, worst max_k Xi^k / bound over K = {tau_worst:.3g}; consensus "
             f"average x{meas:.3g} of tau={cfg.taus[0]} at K={K} (the bound's factor x{fmt(pred)})"
+            + (f" ({short_horizon(S2, cfg)})" if short_horizon(S2, cfg) else "")
         )
     short = ", ".join(f"{t}: x{g['measured']:.2f} (bound x{fmt(g['bound'])})" for t, g in growth.items())
     return dict(

@@ -187,6 +187,7 @@ STATIONARITY_RATE = Claim(
     "(p < 0.01) or the interval is wider than delta; " + RATE_RULES,
     make_control("constant-step", "gamma = sqrt(n/K_min) at every K instead of sqrt(n/K)", ("rates",), step="constant"),
     check_stationarity_rate,
+    uses=("bias",),
 )
 
 
@@ -279,6 +280,7 @@ LINEAR_SPEEDUP = Claim(
         shared_noise=True,
     ),
     check_linear_speedup,
+    uses=("bias",),
 )
 
 
@@ -358,4 +360,5 @@ ITERATION_COMPLEXITY = Claim(
         shared_noise=True,
     ),
     check_complexity,
+    uses=("bias",),
 )

@@ -137,8 +137,9 @@ def exp_scaling(
         prob.local_grad(np.zeros((1, prob.n_nodes, prob.dim)))
     except (NotImplementedError, AttributeError):
         raise NotApplicable(
-            f"the problem {prob!r} has no local_grad (the exact gradient of every f_i at "
-            "(..., n, d)), which scaling its noise and heterogeneity needs"
+            f"the problem {type(prob).__name__} has no local_grad (the exact gradient of every f_i at "
+            "(..., n, d)), which scaling its noise and heterogeneity needs; a problem that defines "
+            "local_grad(x) (x of shape (..., n, d), returning node i's exact gradient in row i) makes it apply"
         ) from None
     label, make = control_schedules(cfg, Variant(debias=False))[0]
     topo = make(cfg.n, seed)
