@@ -43,7 +43,6 @@ from .tails import (
     TAIL_FRACTION,
     atoms_in_tail,
     hill_tail_index,
-    resampled_deviations,
 )
 from .tails import tail_test as _tail_test
 from .unbiased import describe_offset, draws_offset, dtype_eps
@@ -377,18 +376,35 @@ def _lower_mean(D, alpha):
     return max((v if math.isfinite(v) else -math.inf, label) for v, label in cands)
 
 
+def _chunks(problem, x, samples, rng):
+    """``samples`` stochastic gradients of every node at x, as the problem returns them, in chunks
+    (s, n, d) of at most ``_CHUNK`` numbers each."""
+    n, d = problem.n_nodes, problem.dim
+    step = max(1, _CHUNK // (n * d))
+    for s in range(0, samples, step):
+        yield problem.grad(np.ascontiguousarray(np.broadcast_to(x, (min(step, samples - s), n, d))), rng)
+
+
 def _draws(problem, x, samples, rng):
     """``samples`` stochastic gradients of every node at x: (samples, n, d), in chunks of bounded memory,
     and the machine epsilon of their dtype as the problem returned them."""
-    n, d = problem.n_nodes, problem.dim
-    step = max(1, _CHUNK // (n * d))
-    parts, eps = [], EPS
-    for s in range(0, samples, step):
-        Z = np.ascontiguousarray(np.broadcast_to(x, (min(step, samples - s), n, d)))
-        raw = problem.grad(Z, rng)
-        eps = max(eps, dtype_eps(raw))
-        parts.append(np.asarray(raw, dtype=float))
-    return (parts[0] if len(parts) == 1 else np.concatenate(parts)), eps
+    raw = list(_chunks(problem, x, samples, rng))
+    parts = [np.asarray(r, dtype=float) for r in raw]
+    return (parts[0] if len(parts) == 1 else np.concatenate(parts)), max(EPS, dtype_eps(*raw))
+
+
+def _fresh_deviations(problem, points, refs, samples, rngs):
+    """Squared deviations (samples, m, n) of fresh stochastic gradients at each of the m ``points`` from
+    ``refs[k]`` (n, d) (the exact local gradients, or the first sample's mean), chunk by chunk (the
+    draws themselves are not kept): the heavy-tail test's larger sample."""
+    out = np.empty((samples, len(points), problem.n_nodes))
+    for k, (x, ref, rng) in enumerate(zip(points, refs, rngs)):
+        s = 0
+        for raw in _chunks(problem, x, samples, rng):
+            dev = np.asarray(raw, dtype=float) - ref
+            out[s : s + len(dev), k, :] = np.sum(dev * dev, axis=-1)
+            s += len(dev)
+    return out
 
 
 def _zeta_u(G, alpha, e):
@@ -474,12 +490,13 @@ def run_constants_check(
         else:
             ref, corr = G.mean(axis=0), samples / (samples - 1)
             zeta_lbs.append(_zeta_u(G, alpha / m, 2 * ROUNDOFF * eps_g * math.sqrt(d) * float(np.max(_amax(G)))))
-        dev, _ = G - ref, refs.append(ref)
+        refs.append(ref)
+        dev = G - ref
         D[:, k, :] = corr * np.sum(dev * dev, axis=-1)
         e = 2 * ROUNDOFF * EPS * math.sqrt(d) * np.maximum(_amax(G).max(axis=0), _amax(np.asarray(ref)))
         Dlow[:, k, :] = D[:, k, :] - 2 * e * np.sqrt(D[:, k, :])  # the true term is at least this
     rngs = [rng_for(seed, "constants", 3, int(q)) for q in q_idx]
-    fresh = lambda: resampled_deviations(problem.grad, X[q_idx], refs, RESAMPLE * samples, rngs, _CHUNK)  # noqa: E731
+    fresh = lambda: _fresh_deviations(problem, X[q_idx], refs, RESAMPLE * samples, rngs)  # noqa: E731
     tail = _tail_test(D, alpha / 2, fresh)  # half of sigma2's error budget; the mean bounds get the other half
     sigma2 = _entry_sigma2(problem.sigma2, D, Dlow, alpha, tail, lb is not None, samples)
     bias = _entry_bias(offsets, bool(tail is not None and tail[0]), lb is not None, samples, confidence)

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.stats
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable
 
     from numpy.typing import ArrayLike
 
@@ -33,7 +33,6 @@ __all__ = [
     "prefix_means",
     "RESAMPLE",
     "by_median",
-    "resampled_deviations",
     "hill_tail_index",
     "tail_test",
 ]
@@ -82,28 +81,6 @@ def by_median(D: np.ndarray) -> np.ndarray:
         warnings.simplefilter("ignore", RuntimeWarning)
         med = np.nanmedian(pos, axis=0)
     return np.where(D > 0, D / np.where(np.isfinite(med) & (med > 0), med, 1.0), 0.0)
-
-
-def resampled_deviations(
-    grad: Callable[[np.ndarray, np.random.Generator], Any],
-    points: Sequence[np.ndarray],
-    refs: Sequence[np.ndarray],
-    samples: int,
-    rngs: Sequence[np.random.Generator],
-    chunk: int,
-) -> np.ndarray:
-    """Squared deviations (samples, m, n) of fresh stochastic gradients ``grad(Z, rng)`` at each of the
-    m ``points`` (d,) from ``refs[k]`` (n, d) (the exact local gradients, or the first sample's mean),
-    drawn ``chunk`` numbers at a time (the draws themselves are not kept)."""
-    n, d = np.shape(refs[0])
-    out = np.empty((samples, len(points), n))
-    step = max(1, chunk // (n * d))
-    for k, (x, ref, rng) in enumerate(zip(points, refs, rngs)):
-        for s in range(0, samples, step):
-            Z = np.ascontiguousarray(np.broadcast_to(x, (min(step, samples - s), n, d)))
-            dev = np.asarray(grad(Z, rng), dtype=float) - ref
-            out[s : s + len(Z), k, :] = np.sum(dev * dev, axis=-1)
-    return out
 
 
 def prefix_means(group: np.ndarray) -> list[float]:

@@ -163,9 +163,8 @@ def evidence_for(check: Check, cfg: SuiteConfig) -> Evidence:
     ladders = _ladders(check.name)
     if check.verdict == "not applicable" or "not applicable" in check.measured:
         return Evidence((), f"not applicable: {check.detail or check.measured}")
-    if (getattr(check, "extra", None) or {}).get(
-        "refuted"
-    ):  # the problem's own gradients refute what the check assumes
+    refuted = (getattr(check, "extra", None) or {}).get("refuted")  # what the problem's own gradients refute
+    if refuted:
         return Evidence((), f"no round changes it: the problem refutes what the check relies on ({check.measured})")
     if not ladders:
         return Evidence((), "its experiments have no ladder to extend (the verdict is exact or depends on sizes)")

@@ -255,10 +255,7 @@ def check_consensus_bound(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, A
             worst = max(worst, ratio)
             verdicts.append("pass" if ratio <= 1 else "fail")
         S2 = data["mixing"]["schedules"][label].get("S2")
-        parts.append(
-            f"{label}: S2 = {fmt(S2)}; worst max_k Xi^k / bound over K = {worst:.3g}"
-            + (f" ({short_horizon(S2, cfg)})" if short_horizon(S2, cfg) else "")
-        )
+        parts.append(f"{label}: S2 = {fmt(S2)}; worst max_k Xi^k / bound over K = {worst:.3g}" + short_horizon(S2, cfg))
     return dict(
         verdict=combine(verdicts),
         measured=f"max ratio {worst:.3g}",
@@ -298,7 +295,7 @@ def check_combined_bound(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, An
             S2, delta, G2 = _bound_inputs(cfg, data, label, r)
             if not (all_finite(S2, G2, delta, r["gamma"]) and delta > 0):
                 verdicts.append("inconclusive")
-                skipped.append(f"K={r['K']}: S2, G2 or delta not measurable (finite) {short_horizon(S2, cfg)}".strip())
+                skipped.append(f"K={r['K']}: S2, G2 or delta not measurable (finite){short_horizon(S2, cfg)}")
                 continue
             if r["gamma"] * const["L"] > 1:
                 verdicts.append("inconclusive")

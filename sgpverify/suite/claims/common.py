@@ -468,7 +468,8 @@ def outside_step_regime(runs: list[dict[str, Any]], L_of: Any) -> str | None:
 
 def short_horizon(S2: float | None, cfg: Any) -> str:
     """Where the product constant S2 is infinite (the products' tail does not contract yet: q_tail = 1),
-    why, naming ``bound_horizon`` (settling lengthens it, :mod:`sgpverify.suite.settle`); else ""."""
+    why, as a suffix naming ``bound_horizon`` (settling lengthens it, :mod:`sgpverify.suite.settle`);
+    else ""."""
     if S2 is None or math.isfinite(S2):
         return ""
-    return f"S2 = inf: the products {SHORT_HORIZON} = {cfg.bound_horizon} (their tail does not contract yet)"
+    return f" (S2 = inf: the products {SHORT_HORIZON} = {cfg.bound_horizon}; their tail does not contract yet)"

@@ -189,7 +189,7 @@ def check_delay_consensus(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, A
         parts.append(
             f"tau={tau}: S2 = {fmt(S2)}, worst max_k Xi^k / bound over K = {tau_worst:.3g}; consensus "
             f"average x{meas:.3g} of tau={cfg.taus[0]} at K={K} (the bound's factor x{fmt(pred)})"
-            + (f" ({short_horizon(S2, cfg)})" if short_horizon(S2, cfg) else "")
+            + short_horizon(S2, cfg)
         )
     short = ", ".join(f"{t}: x{g['measured']:.2f} (bound x{fmt(g['bound'])})" for t, g in growth.items())
     return dict(
