@@ -45,7 +45,7 @@ from .tails import (
     hill_tail_index,
 )
 from .tails import tail_test as _tail_test
-from .unbiased import describe_offset, draws_offset, dtype_eps
+from .unbiased import describe_offset, draws_offset, dtype_eps, roundoff_allowance
 from .validation import check_float, check_int, rng_for
 
 if TYPE_CHECKING:
@@ -252,21 +252,23 @@ class _Pairs:
     def __init__(self, units):
         self.parts, self.units = [], units
 
-    def add(self, dg, dx, gscale, xscale, close):
-        # dg (M, u, d) gradient differences, dx (M, u, d) or broadcastable; scales (M, u)
+    def add(self, dg, dx, gscale, xscale, close, eps):
+        # dg (M, u, d) gradient differences, dx (M, u, d) or broadcastable; scales (M, u); eps: the
+        # machine epsilon of the gradients as the problem computed them
         ndx = np.broadcast_to(_norm(dx), gscale.shape)
-        self.parts.append((_norm(dg), ndx, gscale, np.broadcast_to(xscale, gscale.shape), close))
+        self.parts.append((_norm(dg), ndx, gscale, np.broadcast_to(xscale, gscale.shape), close, eps))
 
     def best(self, d):
         """(bound, unit, close, tolerance, count): the largest round-off-lowered ratio."""
         ndg, ndx, gs, xs = (np.concatenate([p[i].ravel() for p in self.parts]) for i in range(4))
         close = np.concatenate([np.full(p[0].size, p[4]) for p in self.parts])
+        eps = np.concatenate([np.full(p[0].size, p[5]) for p in self.parts])
         units = np.concatenate([np.broadcast_to(np.arange(p[0].shape[-1]), p[0].shape).ravel() for p in self.parts])
         ok = (ndx > 0) & np.isfinite(ndg) & np.isfinite(gs)  # a pair with an overflowed gradient shows nothing
         raw = np.where(ok, ndg / np.where(ok, ndx, 1.0), 0.0)
         lraw = float(np.max(raw)) if raw.size else 0.0
-        err = 2 * ROUNDOFF * EPS * math.sqrt(d) * (gs + lraw * xs)  # |error of ||g(x) - g(y)|||
-        bound = np.where(ok, np.maximum(ndg - err, 0.0) / np.where(ok, ndx * (1 + (d + 2) * EPS), 1.0), 0.0)
+        err = roundoff_allowance(ROUNDOFF, eps, d, gs + lraw * xs)  # |error of ||g(x) - g(y)|||
+        bound = np.where(ok, np.maximum(ndg - err, 0.0) / np.where(ok, ndx * (1 + (d + 2) * eps), 1.0), 0.0)
         i = int(np.argmax(bound))
         tol = float(raw[i] - bound[i])
         self.skipped = int(ok.size - ok.sum() - np.sum(ndx == 0))
@@ -281,22 +283,28 @@ def _lipschitz(gfun, X, units, steps, rng, max_pairs, terms=0.0):
     and far pairs between the points. ``terms`` (scalar or (P,)) is the size of
     the terms summed into a gradient beyond the gradient itself (the nodes'
     gradients, for f's), added to the round-off scale. Returns (bound, unit,
-    close, tol, pairs, G0, skipped) with G0 the gradients at the points.
+    close, tol, pairs, G0, skipped, eps) with G0 the gradients at the points and eps the machine
+    epsilon of the coarsest dtype ``gfun`` returned (float32 gradients round at 1e-7: the close
+    pairs' step and every round-off allowance follow it).
     """
     P, d = X.shape
     terms = np.broadcast_to(np.asarray(terms, dtype=float), (P,))[:, None]
     pairs = _Pairs(units)
     Z = np.ascontiguousarray(np.broadcast_to(X[:, None, :], (P, units, d)))
-    G0 = np.asarray(gfun(Z), dtype=float)
+    raw = gfun(Z)
+    eps0 = max(EPS, dtype_eps(raw))
+    G0 = np.asarray(raw, dtype=float)
     V = rng.standard_normal((P, units, d))
     V /= np.maximum(_norm(V), np.finfo(float).tiny)[..., None]
-    h = (EPS ** (1 / 3) * np.maximum(1.0, _amax(X)))[:, None, None]
+    h = (eps0 ** (1 / 3) * np.maximum(1.0, _amax(X)))[:, None, None]
     for _ in range(steps):
         Yp, Ym = Z + h * V, Z - h * V
-        G = np.asarray(gfun(np.concatenate([Yp, Ym])), dtype=float)
+        raw = gfun(np.concatenate([Yp, Ym]))
+        eps = max(eps0, dtype_eps(raw))
+        G = np.asarray(raw, dtype=float)
         dg = G[:P] - G[P:]
         gs = np.maximum(_amax(G[:P]), _amax(G[P:])) + terms
-        pairs.add(dg, Yp - Ym, gs, np.maximum(_amax(Yp), _amax(Ym)), True)
+        pairs.add(dg, Yp - Ym, gs, np.maximum(_amax(Yp), _amax(Ym)), True, eps)
         ndg = _norm(dg)[..., None]
         V = np.where(ndg > 0, dg / np.where(ndg > 0, ndg, 1.0), V)
     first, second = np.triu_indices(P, 1)
@@ -313,19 +321,23 @@ def _lipschitz(gfun, X, units, steps, rng, max_pairs, terms=0.0):
             np.maximum(gscale[i], gscale[j]),
             np.maximum(xscale[i], xscale[j])[:, None],
             False,
+            eps0,
         )
     bound, unit, close, tol, count = pairs.best(d)
-    return bound, unit, close, tol, count, G0, pairs.skipped
+    return bound, unit, close, tol, count, G0, pairs.skipped, eps0
 
 
 def _descend(problem, X, steps, lip):
     """Lowest value seen at the points and along backtracking gradient descent from each.
 
-    Returns (v_min, scale, evaluations): ``scale`` is the largest |value| on
-    the path that found ``v_min`` (the size of the terms summed, for round-off).
+    Returns (v_min, scale, evaluations, eps): ``scale`` is the largest |value| on
+    the path that found ``v_min`` (the size of the terms summed, for round-off), ``eps`` the machine
+    epsilon of the coarsest dtype the values came in.
     """
     x = X.copy()
-    fx = np.asarray(problem.value(x), dtype=float).reshape(len(x))
+    raw = problem.value(x)
+    eps = dtype_eps(raw)
+    fx = np.asarray(raw, dtype=float).reshape(len(x))
     gx = np.asarray(problem.full_grad(x), dtype=float)
     best = np.where(np.isnan(fx), np.inf, fx)
     scale = np.where(np.isfinite(fx), np.abs(fx), 0.0)
@@ -333,7 +345,9 @@ def _descend(problem, X, steps, lip):
     evals = len(x)
     for _ in range(steps):
         y = x - t[:, None] * gx
-        fy = np.asarray(problem.value(y), dtype=float).reshape(len(x))
+        raw = problem.value(y)
+        eps = max(eps, dtype_eps(raw))
+        fy = np.asarray(raw, dtype=float).reshape(len(x))
         gy = np.asarray(problem.full_grad(y), dtype=float)
         evals += len(x)
         seen = ~np.isnan(fy)
@@ -343,7 +357,7 @@ def _descend(problem, X, steps, lip):
         x[ok], fx[ok], gx[ok] = y[ok], fy[ok], gy[ok]
         t = np.where(ok, t, t / 2)
     i = int(np.argmin(best))
-    return float(best[i]), float(scale[i]), evals
+    return float(best[i]), float(scale[i]), evals, eps
 
 
 def _lower_mean(D, alpha):
@@ -467,7 +481,7 @@ def run_constants_check(
 
     # L: from full_grad, and per node from local_grad
     def fgrad(Z):
-        return np.asarray(problem.full_grad(Z[..., 0, :]), dtype=float)[..., None, :]
+        return np.asarray(problem.full_grad(Z[..., 0, :]))[..., None, :]  # in the problem's dtype
 
     lb = _lipschitz(local, X, n, power_steps, rng, MAX_PAIRS) if local is not None else None
     # f's gradient sums the nodes' gradients: with local_grad their size is known; otherwise an
@@ -484,16 +498,16 @@ def run_constants_check(
     zeta_lbs, offsets, refs = [], [], []
     for k, q in enumerate(q_idx):
         G, eps_g = _draws(problem, X[q], samples, rng_for(seed, "constants", 1, int(q)))
-        offsets.append(draws_offset(problem, X[q], G, None if lb is None else lb[5][q], eps_g, alpha / m, ROUNDOFF))
         if lb is not None:
-            ref, corr = lb[5][q], 1.0
+            ref, corr, eps_g = lb[5][q], 1.0, max(eps_g, lb[7])  # the draws' and local_grad's rounding
         else:
             ref, corr = G.mean(axis=0), samples / (samples - 1)
-            zeta_lbs.append(_zeta_u(G, alpha / m, 2 * ROUNDOFF * eps_g * math.sqrt(d) * float(np.max(_amax(G)))))
+            zeta_lbs.append(_zeta_u(G, alpha / m, roundoff_allowance(ROUNDOFF, eps_g, d, float(np.max(_amax(G))))))
+        offsets.append(draws_offset(problem, X[q], G, None if lb is None else ref, eps_g, alpha / m, ROUNDOFF))
         refs.append(ref)
         dev = G - ref
         D[:, k, :] = corr * np.sum(dev * dev, axis=-1)
-        e = 2 * ROUNDOFF * EPS * math.sqrt(d) * np.maximum(_amax(G).max(axis=0), _amax(np.asarray(ref)))
+        e = roundoff_allowance(ROUNDOFF, eps_g, d, np.maximum(_amax(G).max(axis=0), _amax(np.asarray(ref))))
         Dlow[:, k, :] = D[:, k, :] - 2 * e * np.sqrt(D[:, k, :])  # the true term is at least this
     rngs = [rng_for(seed, "constants", 3, int(q)) for q in q_idx]
     fresh = lambda: _fresh_deviations(problem, X[q_idx], refs, RESAMPLE * samples, rngs)  # noqa: E731
@@ -502,14 +516,14 @@ def run_constants_check(
     bias = _entry_bias(offsets, bool(tail is not None and tail[0]), lb is not None, samples, confidence)
 
     if lb is not None:
-        zeta2 = _entry_zeta_exact(problem.zeta2, lb[5], d)
+        zeta2 = _entry_zeta_exact(problem.zeta2, lb[5], d, lb[7])
     else:
         zeta2 = _entry_zeta_u(
             problem.zeta2, max([v for v in zeta_lbs if math.isfinite(v)], default=0.0), m, samples, confidence
         )
 
-    v_min, vscale, evals = _descend(problem, X, descent_steps, fb[0])
-    f_lower = _entry_f_lower(problem.f_lower, v_min, vscale, n, d, evals, P, descent_steps)
+    v_min, vscale, evals, eps_v = _descend(problem, X, descent_steps, fb[0])
+    f_lower = _entry_f_lower(problem.f_lower, v_min, vscale, n, d, evals, P, descent_steps, eps_v)
 
     return ConstantsCheck(
         L=L,
@@ -611,11 +625,11 @@ def _entry_sigma2(declared, D, Dlow, alpha, tail, exact, S):
     return ConstantEstimate("sigma2", declared, lb, refuted, method, 0.0, detail)
 
 
-def _entry_zeta_exact(declared, G0, d):
+def _entry_zeta_exact(declared, G0, d, eps):
     declared = float(declared)
     dev = G0 - G0.mean(axis=1, keepdims=True)  # the mean of the nodes' gradients minimises the spread
     rms = np.sqrt(np.mean(np.sum(dev * dev, axis=-1), axis=-1))  # (P,)
-    e = 2 * ROUNDOFF * EPS * math.sqrt(d) * np.max(_amax(G0), axis=-1)
+    e = roundoff_allowance(ROUNDOFF, eps, d, np.max(_amax(G0), axis=-1))
     low = np.maximum(rms - e, 0.0) ** 2
     low = np.where(np.isfinite(low), low, 0.0)  # an overflowed gradient shows nothing
     p = int(np.argmax(low))
@@ -640,9 +654,9 @@ def _entry_zeta_u(declared, lb, m, S, confidence):
     return ConstantEstimate("zeta2", declared, est, refuted, "U-statistic (stochastic gradients)", 0.0, detail)
 
 
-def _entry_f_lower(declared, v_min, vscale, n, d, evals, P, steps):
+def _entry_f_lower(declared, v_min, vscale, n, d, evals, P, steps, eps):
     declared = float(declared)
-    tol = ROUNDOFF * (n + d) * EPS * max(abs(v_min) if math.isfinite(v_min) else 0.0, abs(declared), vscale)
+    tol = ROUNDOFF * (n + d) * eps * max(abs(v_min) if math.isfinite(v_min) else 0.0, abs(declared), vscale)
     est = v_min + tol
     refuted = est < declared
     detail = (

@@ -23,7 +23,7 @@ import math
 import numpy as np
 import scipy.stats
 
-__all__ = ["offset_bound", "draws_offset", "dtype_eps", "describe_offset"]
+__all__ = ["offset_bound", "draws_offset", "dtype_eps", "roundoff_allowance", "describe_offset"]
 
 
 def dtype_eps(*arrays: object) -> float:
@@ -34,6 +34,13 @@ def dtype_eps(*arrays: object) -> float:
         if dt is not None and np.issubdtype(dt, np.floating):
             eps = max(eps, float(np.finfo(dt).eps))
     return eps
+
+
+def roundoff_allowance(roundoff: float, eps: float, d: int, scale: object) -> object:
+    """``2 roundoff eps sqrt(d)`` times ``scale`` (a number or an array): how far round-off can move a
+    norm of a difference of d-vectors whose components are computed to within ``roundoff eps`` of
+    ``scale`` each. The one allowance of every sampled constant and of the offset."""
+    return 2.0 * roundoff * eps * math.sqrt(d) * scale
 
 
 def offset_bound(E: np.ndarray, alpha: float, tol: float) -> tuple[float, float, float]:
@@ -74,7 +81,7 @@ def draws_offset(
         E, eps = G.mean(axis=1) - ref, max(eps, dtype_eps(raw))
     with np.errstate(invalid="ignore"):
         scale = max(float(np.nanmax(np.abs(G), initial=0.0)), float(np.nanmax(np.abs(ref), initial=0.0)))
-    tol = 2.0 * roundoff * eps * math.sqrt(d) * scale
+    tol = roundoff_allowance(roundoff, eps, d, scale)
     return offset_bound(E, alpha, tol if math.isfinite(tol) else math.inf)
 
 

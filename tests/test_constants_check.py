@@ -79,33 +79,37 @@ class TightQuadratic:
     Gaussian with ``E||xi||^2 = sigma^2`` at every point, ``grad f_i - grad f = -lam b_i``, and
     ``f_lower`` is the value at the minimiser ``mean_i b_i`` as ``value`` computes it. ``full_grad``
     and ``value`` average over the nodes, so their round-off is set by the nodes' terms, not by the
-    (small) gradient of f. ``local=False`` leaves out ``local_grad``.
+    (small) gradient of f. ``local=False`` leaves out ``local_grad``. ``dtype``: the precision
+    every function computes in (its inputs cast to it, as a float32 model does).
     """
 
-    def __init__(self, n, d, *, lam=1 / 3, sigma=0.3, local=True, seed=0):
+    def __init__(self, n, d, *, lam=1 / 3, sigma=0.3, local=True, seed=0, dtype=float):
         rng = np.random.default_rng(seed)
-        self.b = rng.standard_normal((n, d))
-        self.b -= self.b.mean(axis=0)
-        self.lam, self.sigma, self.n_nodes, self.dim = lam, sigma, n, d
-        self.L, self.sigma2 = lam, sigma**2
-        self.zeta2 = float(lam**2 * np.mean(np.sum((self.b - self.b.mean(axis=0)) ** 2, axis=1)))
-        self.x_star = self.b.mean(axis=0)
+        b = rng.standard_normal((n, d))
+        self.dt = np.dtype(dtype)
+        self.b = (b - b.mean(axis=0)).astype(self.dt)
+        self.lam, self.sigma, self.n_nodes, self.dim = self.dt.type(lam), sigma, n, d
+        self.L, self.sigma2 = float(self.lam), sigma**2
+        b = self.b.astype(float)
+        self.zeta2 = float(float(self.lam) ** 2 * np.mean(np.sum((b - b.mean(axis=0)) ** 2, axis=1)))
+        self.x_star = b.mean(axis=0)
         self.f_lower = float(self.value(self.x_star))
         if not local:
             self.local_grad = None
 
     def local_grad(self, z):
-        return self.lam * (np.asarray(z, dtype=float) - self.b)
+        return self.lam * (np.asarray(z, dtype=self.dt) - self.b)
 
     def grad(self, z, rng):
-        z = np.asarray(z, dtype=float)
-        return self.lam * (z - self.b) + rng.standard_normal(z.shape) * (self.sigma / math.sqrt(self.dim))
+        z = np.asarray(z, dtype=self.dt)
+        xi = rng.standard_normal(z.shape) * (self.sigma / math.sqrt(self.dim))
+        return self.lam * (z - self.b) + xi.astype(self.dt)
 
     def full_grad(self, x):
-        return np.mean(self.lam * (np.asarray(x, dtype=float)[..., None, :] - self.b), axis=-2)
+        return np.mean(self.lam * (np.asarray(x, dtype=self.dt)[..., None, :] - self.b), axis=-2)
 
     def value(self, x):
-        t = np.asarray(x, dtype=float)[..., None, :] - self.b
+        t = np.asarray(x, dtype=self.dt)[..., None, :] - self.b
         return np.mean(0.5 * self.lam * np.sum(t * t, axis=-1), axis=-1)
 
 
@@ -204,6 +208,26 @@ def test_round_off_never_refutes_constants_that_are_attained(local):
     wrong = {"L": p.L * (1 - 1e-6), "f_lower": p.f_lower + 1e-6 * abs(p.f_lower)}
     if local:
         wrong["zeta2"] = p.zeta2 * (1 - 1e-6)
+    for name, value in wrong.items():
+        r = check_constants(Declared(p, **{name: value}), p.x_star)
+        assert r.refuted == (name,), str(r)
+
+
+@pytest.mark.parametrize("local", [True, False])
+def test_a_float32_problem_is_judged_at_float32s_round_off(local):
+    # a problem that computes in float32 (inputs cast, as a float32 model does), every constant
+    # attained: round-off at float32's eps, not float64's, must not refute them (before, L read up
+    # to 1.35 L from the close pairs, and the attained zeta2 and f_lower were refuted); the
+    # allowances stay small enough that constants declared a thousandth too small are refuted
+    for seed, (n, d, lam) in enumerate([(16, 10, 1 / 3), (4, 3, math.pi), (1, 20, 0.1), (32, 50, 7 / 3)]):
+        p = TightQuadratic(n, d, lam=lam, local=local, seed=seed, dtype=np.float32)
+        for points in (p.x_star if seed % 2 else None, 100 * p.x_star):  # far out, round-off grows
+            r = check_constants(p, points, seed=seed, samples=64)
+            assert r.passed, str(r)
+    p = TightQuadratic(16, 10, local=local, dtype=np.float32)
+    wrong = {"L": p.L * (1 - 1e-3), "f_lower": p.f_lower + 1e-3 * abs(p.f_lower)}
+    if local:
+        wrong["zeta2"] = p.zeta2 * (1 - 1e-3)
     for name, value in wrong.items():
         r = check_constants(Declared(p, **{name: value}), p.x_star)
         assert r.refuted == (name,), str(r)
