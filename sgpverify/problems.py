@@ -668,7 +668,9 @@ def check_constants(
     -----
     The estimates, why each is a lower bound, the confidence rule and the
     heavy-tail test (with its validation) are in docs/theory.md, "Testing the
-    declared constants".
+    declared constants". Round-off is allowed at the machine epsilon of the
+    coarsest dtype the problem's functions return: a problem that computes in
+    float32 is judged at float32's.
 
     Examples
     --------
