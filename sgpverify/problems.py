@@ -666,11 +666,9 @@ def check_constants(
 
     Notes
     -----
-    The estimates, why each is a lower bound, the confidence rule and the
-    heavy-tail test (with its validation) are in docs/theory.md, "Testing the
-    declared constants". Round-off is allowed at the machine epsilon of the
-    coarsest dtype the problem's functions return: a problem that computes in
-    float32 is judged at float32's.
+    The estimates, why each is a lower bound (round-off allowed at the eps of
+    the problem's own dtype), the confidence rule and the heavy-tail test are
+    in docs/theory.md, "Testing the declared constants".
 
     Examples
     --------
