@@ -63,7 +63,6 @@ __all__ = [
     "MAX_PAIRS",
 ]
 
-EPS = float(np.finfo(float).eps)
 #: Coordinate scales (times ``max(1, rms of the base points)``) of the random points drawn around the base points.
 SCALES = (0.01, 0.1, 1.0, 10.0)
 #: Round-off model: every computed gradient component (value) is within ``ROUNDOFF * eps`` times its scale (a
@@ -292,7 +291,7 @@ def _lipschitz(gfun, X, units, steps, rng, max_pairs, terms=0.0):
     pairs = _Pairs(units)
     Z = np.ascontiguousarray(np.broadcast_to(X[:, None, :], (P, units, d)))
     raw = gfun(Z)
-    eps0 = max(EPS, dtype_eps(raw))
+    eps0 = dtype_eps(raw)  # float64's at least
     G0 = np.asarray(raw, dtype=float)
     V = rng.standard_normal((P, units, d))
     V /= np.maximum(_norm(V), np.finfo(float).tiny)[..., None]
@@ -404,7 +403,7 @@ def _draws(problem, x, samples, rng):
     and the machine epsilon of their dtype as the problem returned them."""
     raw = list(_chunks(problem, x, samples, rng))
     parts = [np.asarray(r, dtype=float) for r in raw]
-    return (parts[0] if len(parts) == 1 else np.concatenate(parts)), max(EPS, dtype_eps(*raw))
+    return (parts[0] if len(parts) == 1 else np.concatenate(parts)), dtype_eps(*raw)
 
 
 def _fresh_deviations(problem, points, refs, samples, rngs):
