@@ -50,6 +50,6 @@ from __future__ import annotations
 
 from .kernels import check_kernels_setting
 from .simulation import ALGORITHMS, memory_estimate, simulate
-from .trace import Trace
+from .trace import Trace, stack_replicas
 
-__all__ = ["simulate", "Trace", "ALGORITHMS", "check_kernels_setting", "memory_estimate"]
+__all__ = ["simulate", "Trace", "stack_replicas", "ALGORITHMS", "check_kernels_setting", "memory_estimate"]

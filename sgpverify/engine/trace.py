@@ -178,6 +178,56 @@ class Trace:
         return out
 
 
+def stack_replicas(traces: list[Trace]) -> Trace:
+    """The runs ``traces`` (one replica each, the same method, step size, budget and records) as one
+    trace whose replicas they are, in order: the series side by side ``(T, R)``, the final states
+    stacked ``(R, n, d)``, ``state_max`` and ``effective_step_max`` their largest. Used where each
+    replica runs on its own realisation of a random schedule, which one :func:`simulate` call, with one
+    mixing matrix per step for all its replicas, cannot do. ``topology`` and ``seed`` are the first
+    run's.
+
+    Examples
+    --------
+    >>> import numpy as np, sgpverify as sv
+    >>> prob = sv.problems.QuadraticCosine(n=4, d=2, seed=0)
+    >>> runs = [sv.simulate(prob, sv.graphs.erdos_renyi(4, 0.5, seed=s), step_size=0.1, n_iter=5, seed=s)
+    ...         for s in range(3)]
+    >>> tr = stack_replicas(runs)
+    >>> tr.replicas, tr.consensus.shape, tr.z.shape
+    (3, (6, 3), (3, 4, 2))
+    """
+    first = traces[0]
+    for t in traces:
+        if t.replicas != 1 or t.n_iter != first.n_iter or not np.array_equal(t.iterations, first.iterations):
+            raise ValueError(
+                f"traces must be runs of one replica with the same records, got replicas = {t.replicas}, "
+                f"n_iter = {t.n_iter} against {first.n_iter}"
+            )
+
+    def side(name):
+        vals = [getattr(t, name) for t in traces]
+        return None if vals[0] is None else np.column_stack([np.asarray(v) for v in vals])
+
+    def stacked(name, axis=0):
+        vals = [getattr(t, name) for t in traces]
+        return None if vals[0] is None else np.stack([np.asarray(v) for v in vals], axis=axis)
+
+    return dataclasses.replace(
+        first,
+        replicas=len(traces),
+        x=stacked("x"),
+        w=stacked("w"),
+        z=stacked("z"),
+        tracking=stacked("tracking"),
+        z_history=stacked("z_history", axis=1),
+        step_sq=side("step_sq"),
+        tracking_error=side("tracking_error"),
+        effective_step_max=float(np.max([t.effective_step_max for t in traces])),
+        state_max=float(np.max([t.state_max for t in traces])),
+        **{k: side(k) for k in Trace.SERIES},
+    )
+
+
 #: Entries per block of :func:`consensus_large` (512 KB temporaries, cache-resident).
 _CONSENSUS_BLOCK = 1 << 16
 

@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..engine import simulate
+from ..engine import simulate, stack_replicas
 from ..errors import EffectiveStepWarning, SimulationDivergedError
 from .criteria import EPS, REGIME_SHARE
 from .departures import NONE, Perturbed, Variant, wrap_topology
+from .setting import realisation_seed
 
 if TYPE_CHECKING:
     from ..engine import Trace
@@ -61,7 +62,7 @@ def simulate_run(
 def run_one(
     cfg: SuiteConfig,
     prob: ProblemProtocol,
-    topo: Topology,
+    topo: Topology | list[Topology],
     K: int,
     seed: int,
     variant: Variant = NONE,
@@ -78,25 +79,51 @@ def run_one(
     ``regime``: the run is judged by the step-size regime of the rate claims
     (:func:`sgpverify.suite.claims.common.outside_step_regime`); where its weight floor takes the
     effective step ``gamma / w_min`` beyond 2/L, the summary adds how often and for how long
-    (:func:`step_regime_record`)."""
+    (:func:`step_regime_record`).
+
+    ``topo`` a list (:func:`~sgpverify.suite.setting.realisations`): one realisation of a random
+    schedule per replica, each run alone with the noise of :func:`~sgpverify.suite.setting.realisation_seed`
+    and the runs stacked as replicas (:func:`~sgpverify.engine.stack_replicas`)."""
     n = prob.n_nodes
     gamma = _gamma(cfg, n, K, variant)
     if variant.extra_noise or variant.shared_noise or variant.bias:
         prob = Perturbed(prob, variant)
     tau = cfg.tau if tau is None else tau
     delay = cfg.delay if delay is None else delay
+    own = topo if isinstance(topo, list) else None
     if algorithm == "sgp":
-        topo = wrap_topology(topo, variant, seed)
+        topo = [wrap_topology(t, variant, seed) for t in own] if own else wrap_topology(topo, variant, seed)
     kw = dict(tau=tau, delay=delay) if algorithm == "sgp" else {}
     if algorithm == "sgp" and not variant.debias:
         kw["debias"] = False
     R = cfg.replicas if replicas is None else replicas
+    if own and len(own) != R:
+        raise ValueError(f"topo must hold one realisation per replica ({R}), got {len(own)}")
     if states:  # keep at most about 2e6 numbers of states (every s-th iterate) for the Hessian fraction
         states = max(1, int(math.ceil((K + 1) * R * n * prob.dim / 2e6)))
     with warnings.catch_warnings(record=True) as caught:
         # the effective-step warning is a finding: kept in the run's record, not printed per run
         warnings.simplefilter("always", EffectiveStepWarning)
-        tr = simulate_run(cfg, prob, topo, K, seed, gamma, R, algorithm=algorithm, record_states=states, **kw)
+        if own:
+            tr = stack_replicas(
+                [
+                    simulate_run(
+                        cfg,
+                        prob,
+                        t,
+                        K,
+                        realisation_seed(seed, r),
+                        gamma,
+                        1,
+                        algorithm=algorithm,
+                        record_states=states,
+                        **kw,
+                    )
+                    for r, t in enumerate(topo)
+                ]
+            )
+        else:
+            tr = simulate_run(cfg, prob, topo, K, seed, gamma, R, algorithm=algorithm, record_states=states, **kw)
     for w in caught:
         if not issubclass(w.category, EffectiveStepWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
@@ -143,16 +170,19 @@ def run_one(
         "curve_every": every,
     }
     if regime and wmin > 0 and gamma / wmin * float(prob.L) > 2.0:
-        out.update(step_regime_record(wk[:, :K], gamma, float(prob.L)))
+        out.update(step_regime_record(wk[:, :K], gamma, float(prob.L), shared=not own))
     if states and hasattr(prob, "min_hessian_eigenvalue") and tr.z_history is not None:
         zh = np.asarray(tr.z_history)[: (K - 1) // states + 1]  # iterates k < K (every states-th)
         out["indefinite_fraction"] = float(np.mean(np.asarray(prob.min_hessian_eigenvalue(zh)) < 0))
     return out
 
 
-def step_regime_record(floors: np.ndarray, gamma: float, L: float) -> dict[str, float | int]:
+def step_regime_record(floors: np.ndarray, gamma: float, L: float, shared: bool = True) -> dict[str, float | int]:
     """How a run's weight floor meets the step-size regime: ``floors`` (replicas, K), the smallest
-    push-sum weight of each step (:attr:`~sgpverify.engine.Trace.weight_min`).
+    push-sum weight of each step (:attr:`~sgpverify.engine.Trace.weight_min`). ``shared``: the
+    replicas share one schedule, and the floor of a step is the smallest over them; else (each replica
+    its own realisation of a random schedule) each replica is a run of its own, and the record is the
+    worst replica's: the largest share and stretch, the smallest quantile.
 
     - ``steps_out_share``: the share of steps k whose floor (over replicas) takes ``gamma / w_min^k``
       beyond 2/L;
@@ -162,7 +192,16 @@ def step_regime_record(floors: np.ndarray, gamma: float, L: float) -> dict[str, 
     - ``weight_floor_share``: the :data:`REGIME_SHARE` quantile of the per-step floor, from which a
       longer run's share is estimated (gamma = sqrt(n/K) falls, the floor's distribution stays).
     """
-    floor = np.asarray(floors, float).min(axis=0)
+    floors = np.asarray(floors, float)
+    if not shared:
+        each = [step_regime_record(row[None, :], gamma, L) for row in floors]
+        return {
+            "regime_L": float(L),
+            "steps_out_share": max(e["steps_out_share"] for e in each),
+            "steps_out_longest": max(e["steps_out_longest"] for e in each),
+            "weight_floor_share": min(e["weight_floor_share"] for e in each),
+        }
+    floor = floors.min(axis=0)
     out = floor * 2.0 < gamma * L  # gamma / w > 2 / L
     longest = run = 0
     for o in out.tolist():

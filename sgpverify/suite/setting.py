@@ -67,6 +67,9 @@ __all__ = [
     "setting_schedules",
     "control_schedules",
     "is_doubly_stochastic",
+    "realisation_seed",
+    "realisations",
+    "is_random",
     "setting_code",
     "upload_files",
 ]
@@ -194,6 +197,43 @@ def is_doubly_stochastic(topo: graphs.Topology, horizon: int) -> bool:
     """Whether the push matrices (column-stochastic) also have unit row sums over the horizon."""
     K = min(horizon, topo.period or horizon)
     return all(np.allclose(mixing.push_matrix(topo, k).sum(axis=1), 1.0, rtol=0, atol=1e-12) for k in range(K))
+
+
+def realisation_seed(seed: int, r: int) -> int:
+    """The seed of replica ``r``'s own realisation of a random schedule, and of its noise
+    (:func:`realisations`): ``seed`` itself for ``r = 0`` (the realisation that the mixing experiment
+    measures), else a 32-bit seed drawn from ``(seed, r)``."""
+    if r == 0:
+        return int(seed)
+    return int(np.random.SeedSequence([int(seed), REALISATION_KEY, int(r)]).generate_state(1)[0])
+
+
+#: The key that separates the realisations' seeds from every other use of ``(seed, r)``.
+REALISATION_KEY = 0x5E9A11
+
+
+def realisations(make: TopologyFactory, n: int, seed: int, replicas: int) -> list[graphs.Topology] | None:
+    """One realisation of the schedule ``make`` per replica (seeds :func:`realisation_seed`) where the
+    schedule is random, else None. A schedule is random where it has no period and its edges over the
+    first 16 steps change with the seed (a deterministic aperiodic schedule does not).
+
+    The replicas of one :func:`~sgpverify.engine.simulate` call share one graph sequence: their spread
+    measures the noise, not the schedule, and a realisation's own fluctuation is common to them all.
+    A claim about a random schedule is about its family, so its replicas run on their own realisations
+    (docs/theory.md, "Each replica its own realisation of a random schedule")."""
+    if not is_random(make, n, seed):
+        return None
+    return [make(n, realisation_seed(seed, r)) for r in range(replicas)]
+
+
+def is_random(make: TopologyFactory, n: int, seed: int = 0) -> bool:
+    """Whether the schedule ``make`` is random: no period, and its edges over the first 16 steps
+    change with the seed (those of a deterministic aperiodic schedule do not)."""
+    topo = make(n, seed)
+    if topo.period is not None:
+        return False
+    other = make(n, realisation_seed(seed, 1))
+    return not all(np.array_equal(topo.edges(k), other.edges(k)) for k in range(16))
 
 
 def setting_code(cfg: _Setting) -> dict[str, str] | None:

@@ -261,8 +261,18 @@ def _runs(cfg: SuiteConfig, key: str, theorem_steps: int | None = None) -> list[
     """``(steps, replicas, n)`` of every run of experiment ``key`` under ``cfg`` (an upper estimate;
     Theorem 1's run at ``theorem_steps`` where given, else at ``theorem_K_cap``)."""
     n, S = cfg.n, len(cfg.topologies)
-    if key == "rates":
-        return [(K, cfg.rate_replicas, n) for K in cfg.Ks] * S
+    if key == "rates":  # on a random schedule one run of one replica per realisation (exp_rates)
+        from .setting import is_random, setting_schedules
+
+        return [
+            run
+            for _, make in setting_schedules(cfg)
+            for run in (
+                [(K, 1, n) for K in cfg.Ks] * cfg.rate_replicas
+                if is_random(make, n)
+                else [(K, cfg.rate_replicas, n) for K in cfg.Ks]
+            )
+        ]
     if key == "speedup":
         return [(K, cfg.speedup_replicas, m) for m in cfg.speedup_ns for K in cfg.speedup_Ks] * S
     if key == "descent":

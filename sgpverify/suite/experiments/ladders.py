@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..departures import NONE, Variant
 from ..runs import problem_constants, run_one
-from ..setting import resolve_problem, setting_schedules
+from ..setting import realisations, resolve_problem, setting_schedules
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -24,22 +24,35 @@ def exp_rates(
     progress: Callable[[str], None] | None = None,
     schedules: list[tuple[str, TopologyFactory]] | None = None,
 ) -> dict[str, Any]:
-    """Stationarity and consensus averages against K, gamma = sqrt(n/K), on every schedule."""
+    """Stationarity and consensus averages against K, gamma = sqrt(n/K), on every schedule. On a random
+    schedule each replica runs on its own realisation (:func:`~sgpverify.suite.setting.realisations`):
+    the claims are about the schedule's family, and the intervals over replicas then measure it."""
     make_prob = resolve_problem(cfg.problem, cfg)
     prob = make_prob(cfg.n, seed)
     out = {}
     for label, make in schedules or setting_schedules(cfg):
         topo = make(cfg.n, seed)
+        own = realisations(make, cfg.n, seed, cfg.rate_replicas)
         runs = []
         for K in cfg.Ks:
             runs.append(
                 run_one(
-                    cfg, prob, topo, K, seed, variant, replicas=cfg.rate_replicas, states=variant == NONE, regime=True
+                    cfg,
+                    prob,
+                    own or topo,
+                    K,
+                    seed,
+                    variant,
+                    replicas=cfg.rate_replicas,
+                    states=variant == NONE,
+                    regime=True,
                 )
             )
             if progress:
                 progress(f"rates {label} K={K}")
         out[label] = {"topology": topo.name, "runs": runs}
+        if own:
+            out[label]["realisations"] = len(own)
     return {"n": cfg.n, "problem": repr(prob), "constants": problem_constants(prob), "schedules": out}
 
 
