@@ -75,16 +75,21 @@ def test_the_rate_runs_on_a_random_schedule_vary_the_realisation_across_replicas
 
 
 def test_the_step_regime_of_own_realisations_is_judged_replica_by_replica():
-    """Two replicas each below the floor at isolated steps, alternately: on one shared schedule the
-    step's floor is the smaller weight, two steps out in a row; as runs of their own, each has isolated
-    excursions only."""
+    """Replicas below the floor at isolated steps, at different steps: on one shared schedule the
+    step's floor is the smallest weight, steps out in a row; as runs of their own each has isolated
+    excursions, and the record is the median replica's, not the worst one's."""
     L, gamma = 1.0, 0.5  # out where w < 0.25
-    floors = np.ones((2, 100))
+    floors = np.ones((3, 100))
     floors[0, 10] = floors[1, 11] = 0.1
+    floors[2, 40:43] = 0.1  # one realisation with a stretch of 3
     shared = step_regime_record(floors, gamma, L)
     own = step_regime_record(floors, gamma, L, shared=False)
-    assert shared["steps_out_longest"] == 2 and math.isclose(shared["steps_out_share"], 0.02)
+    assert shared["steps_out_longest"] == 3 and math.isclose(shared["steps_out_share"], 0.05)
     assert own["steps_out_longest"] == 1 and math.isclose(own["steps_out_share"], 0.01)
+    floors[1, 12] = 0.1  # two of three realisations with a stretch of 2: the median has it
+    assert step_regime_record(floors, gamma, L, shared=False)["steps_out_longest"] == 2
+    same = np.tile(floors[2], (4, 1))  # identical replicas: the same record either way
+    assert step_regime_record(same, gamma, L, shared=False) == step_regime_record(same, gamma, L)
 
 
 def test_a_round_on_a_random_schedule_is_costed_as_one_run_per_realisation():

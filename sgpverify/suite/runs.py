@@ -182,7 +182,8 @@ def step_regime_record(floors: np.ndarray, gamma: float, L: float, shared: bool 
     push-sum weight of each step (:attr:`~sgpverify.engine.Trace.weight_min`). ``shared``: the
     replicas share one schedule, and the floor of a step is the smallest over them; else (each replica
     its own realisation of a random schedule) each replica is a run of its own, and the record is the
-    worst replica's: the largest share and stretch, the smallest quantile.
+    median replica's (replicas ranked by their longest stretch, then their share; the upper median),
+    the typical realisation of the schedule: the worst of R realisations would recede with R.
 
     - ``steps_out_share``: the share of steps k whose floor (over replicas) takes ``gamma / w_min^k``
       beyond 2/L;
@@ -194,13 +195,11 @@ def step_regime_record(floors: np.ndarray, gamma: float, L: float, shared: bool 
     """
     floors = np.asarray(floors, float)
     if not shared:
-        each = [step_regime_record(row[None, :], gamma, L) for row in floors]
-        return {
-            "regime_L": float(L),
-            "steps_out_share": max(e["steps_out_share"] for e in each),
-            "steps_out_longest": max(e["steps_out_longest"] for e in each),
-            "weight_floor_share": min(e["weight_floor_share"] for e in each),
-        }
+        each = sorted(
+            (step_regime_record(row[None, :], gamma, L) for row in floors),
+            key=lambda e: (e["steps_out_longest"], e["steps_out_share"]),
+        )
+        return each[len(each) // 2]
     floor = floors.min(axis=0)
     out = floor * 2.0 < gamma * L  # gamma / w > 2 / L
     longest = run = 0
