@@ -65,13 +65,19 @@ def test_the_rate_runs_on_a_random_schedule_vary_the_realisation_across_replicas
     Erdos-Renyi each replica runs on its own realisation, so the replicas differ; on a deterministic
     schedule they still agree."""
     base = {"n": 8, "sigma": 0.0, "Ks": [64, 128], "rate_replicas": 3}
-    for topology, random in (("erdos-renyi", True), ("exponential", False)):
-        cfg = suite.config_from_dict({**base, "topologies": [topology]})
+    for topology, own, random in (
+        ("erdos-renyi", True, True),
+        ("exponential", True, False),
+        ("erdos-renyi", False, False),  # the default: one graph sequence for every replica
+    ):
+        cfg = suite.config_from_dict({**base, "topologies": [topology], "own_realisations": own})
         sch = exp_rates(cfg, 0)["schedules"][topology]
         assert sch.get("realisations") == (3 if random else None)
         for r in sch["runs"]:
             spread = np.ptp(r["consensus"]) / max(np.abs(r["consensus"]))
-            assert (spread > 1e-3) if random else (spread < 1e-12), (topology, r["K"], r["consensus"])
+            assert (spread > 1e-3) if random else (spread < 1e-12), (topology, own, r["K"], r["consensus"])
+    with pytest.raises(ValueError, match="own_realisations must be true or false, got 'yes'"):
+        suite.validate_config(suite.config_from_dict({**base, "own_realisations": "yes"}))
 
 
 def test_the_step_regime_of_own_realisations_is_judged_replica_by_replica():
@@ -95,8 +101,13 @@ def test_the_step_regime_of_own_realisations_is_judged_replica_by_replica():
 def test_a_round_on_a_random_schedule_is_costed_as_one_run_per_realisation():
     per_step = (1e-6, 1e-7, 0.0)  # a + b R seconds a step; no connectivity stream
     a, b = per_step[:2]
-    for topology, random in (("erdos-renyi", True), ("exponential", False)):
-        cfg = suite.config_from_dict({"n": 8, "topologies": [topology], "Ks": [64, 128], "rate_replicas": 4})
+    for topology, own, random in (
+        ("erdos-renyi", True, True),
+        ("exponential", True, False),
+        ("erdos-renyi", False, False),
+    ):
+        over = {"n": 8, "topologies": [topology], "Ks": [64, 128], "rate_replicas": 4, "own_realisations": own}
+        cfg = suite.config_from_dict(over)
         got = estimate_seconds(cfg, ["consensus-rate"], per_step) - estimate_seconds(cfg, [], per_step)
         want = sum(cfg.Ks) * (4 * (a + b) if random else a + 4 * b)
         assert math.isclose(got, want, rel_tol=1e-9), (topology, got, want)

@@ -38,6 +38,9 @@ class SuiteConfig:
     points has an indefinite Hessian. ``noise_stream`` (0: the seed's own) selects an independent
     stream of gradient noise and replica seeds for the same problem and schedules: the rounds of
     ``verify --settle`` use 1, 2, ..., so that each round's verdict rests on fresh noise.
+    ``own_realisations``: on a random schedule the rate runs give each replica its own realisation
+    of the schedule (:func:`~sgpverify.suite.setting.realisations`; intervals over the schedule
+    family, at 4-11 times the cost); False (the default): the replicas share one graph sequence.
     """
 
     name: str = "quick"
@@ -83,6 +86,7 @@ class SuiteConfig:
     pep_Ks: tuple = (4,)
     pep_taus: tuple = (0, 1)
     noise_stream: int = 0
+    own_realisations: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -188,6 +192,10 @@ def _checks(cfg):
         if not isinstance(cfg.name, str) or not cfg.name:
             raise ValueError(f"name must be a non-empty string, got {cfg.name!r}")
 
+    def own_realisations():
+        if not isinstance(cfg.own_realisations, (bool, np.bool_)):
+            raise ValueError(f"own_realisations must be true or false, got {cfg.own_realisations!r}")
+
     def delay():
         if cfg.delay not in ("fixed", "random"):
             raise ValueError(f"delay must be one of fixed, random, got {cfg.delay!r}")
@@ -268,7 +276,7 @@ def _checks(cfg):
     for name in ("topology_replicas", "scaling_replicas", "complexity_replicas"):
         out.append(integer(name, 3))
     out += [integer("theorem_replicas", 1), integer("theorem_K_cap", 1), integer("noise_stream", 0)]
-    out += [integer("mixing_horizon", 1), integer("bound_horizon", 1)]
+    out += [integer("mixing_horizon", 1), integer("bound_horizon", 1), ("own_realisations", own_realisations)]
     out += [integer("pep_n", 1), ("pep_Ks", lambda: _ladder("pep_Ks", cfg.pep_Ks)), ("pep_taus", pep_taus)]
     out += [(name, lambda name=name: _ladder(name, getattr(cfg, name))) for name in LADDERS]
     out += [("taus", taus), ("complexity_budgets", budgets), ("scaling_factor", scaling_factor)]

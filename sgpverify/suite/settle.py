@@ -261,7 +261,7 @@ def _runs(cfg: SuiteConfig, key: str, theorem_steps: int | None = None) -> list[
     """``(steps, replicas, n)`` of every run of experiment ``key`` under ``cfg`` (an upper estimate;
     Theorem 1's run at ``theorem_steps`` where given, else at ``theorem_K_cap``)."""
     n, S = cfg.n, len(cfg.topologies)
-    if key == "rates":  # on a random schedule one run of one replica per realisation (exp_rates)
+    if key == "rates":  # own realisations: on a random schedule one run of one replica each (exp_rates)
         from .setting import is_random, setting_schedules
 
         return [
@@ -269,7 +269,7 @@ def _runs(cfg: SuiteConfig, key: str, theorem_steps: int | None = None) -> list[
             for _, make in setting_schedules(cfg)
             for run in (
                 [(K, 1, n) for K in cfg.Ks] * cfg.rate_replicas
-                if is_random(make, n)
+                if cfg.own_realisations and is_random(make, n)
                 else [(K, cfg.rate_replicas, n) for K in cfg.Ks]
             )
         ]

@@ -180,7 +180,8 @@ STATIONARITY_RATE = Claim(
     "Theorem 1: (1/K) sum_k E||grad f(xbar^k)||^2 = O(1/sqrt(nK)) with gamma = sqrt(n/K)",
     ("rates",),
     "extrapolated exponent in K of the stationarity average (local slopes over doublings "
-    "regressed on K^-1/2), t interval over replicas (on a random schedule each on its own realisation)",
+    "regressed on K^-1/2), t interval over replicas (with own_realisations, on a random schedule each on its "
+    "own realisation)",
     f"pass iff the 95% interval lies in -1/2 +- {RATE_DELTA} on every schedule; fail iff above (a slower decay); "
     + FASTER_RULE
     + "; inconclusive if the K^-1/2 correction model is rejected "
@@ -200,8 +201,8 @@ CONSENSUS_RATE = Claim(
     "consensus-rate",
     "Theorem 1: (1/K) sum_k (1/n) sum_i E||xbar^k - z_i^k||^2 = O(1/K)",
     ("rates", "mixing"),
-    "extrapolated exponent in K of the consensus average, t interval over replicas (on a random schedule each on "
-    "its own realisation)",
+    "extrapolated exponent in K of the consensus average, t interval over replicas (with own_realisations, on a "
+    "random schedule each on its own realisation)",
     f"pass iff the 95% interval lies in -1 +- {RATE_DELTA} on every schedule; fail iff outside; a failure on "
     "the slow side (by any rule but decay) is inconclusive where every run's consensus stays below its bound "
     "(b2), which implies the rate only where the two meet; a decay clearly faster (the extrapolated "

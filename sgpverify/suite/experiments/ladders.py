@@ -24,15 +24,16 @@ def exp_rates(
     progress: Callable[[str], None] | None = None,
     schedules: list[tuple[str, TopologyFactory]] | None = None,
 ) -> dict[str, Any]:
-    """Stationarity and consensus averages against K, gamma = sqrt(n/K), on every schedule. On a random
-    schedule each replica runs on its own realisation (:func:`~sgpverify.suite.setting.realisations`):
-    the claims are about the schedule's family, and the intervals over replicas then measure it."""
+    """Stationarity and consensus averages against K, gamma = sqrt(n/K), on every schedule. With
+    ``cfg.own_realisations``, on a random schedule each replica runs on its own realisation
+    (:func:`~sgpverify.suite.setting.realisations`): the intervals over replicas then measure the
+    schedule's family, not one graph sequence."""
     make_prob = resolve_problem(cfg.problem, cfg)
     prob = make_prob(cfg.n, seed)
     out = {}
     for label, make in schedules or setting_schedules(cfg):
         topo = make(cfg.n, seed)
-        own = realisations(make, cfg.n, seed, cfg.rate_replicas)
+        own = realisations(make, cfg.n, seed, cfg.rate_replicas) if cfg.own_realisations else None
         runs = []
         for K in cfg.Ks:
             runs.append(
