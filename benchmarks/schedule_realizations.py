@@ -21,8 +21,18 @@ correction model's fit to the replica means (the Particle Data Group's scale fac
 data): whether that widened interval lies in the band, and whether it covers the mean over the
 realizations (the schedule family's exponent, as far as these realizations show it).
 
+The suite can since (2026-12-05) run each replica of its rate runs on its own realization of a
+random schedule (``own_realisations = true``; ``sgpverify.suite.setting.realisations``). ``--own S``
+runs the suite's rate experiment so (``sgpverify.suite.experiments.exp_rates``: the quick ladder
+K = 256 ... 4096, 32 replicas, each on its own realization) at the suite seeds 0 .. S-1, and prints
+the suite's exponent test of the consensus average at each: whether the correction model fits, and
+the verdict. ``--cost`` times one engine call of 32 replicas against 32 calls of one replica
+(``--seeds 0`` skips the study above).
+
     .venv/bin/python benchmarks/schedule_realizations.py   # 3 graph seeds, K = 1024 ... 65536 (about 6 min)
     .venv/bin/python benchmarks/schedule_realizations.py --seeds 5 --replicas 8 --Ks 1024,2048,4096
+    .venv/bin/python benchmarks/schedule_realizations.py --seeds 0 --own 8   # own realizations (about 8 min)
+    .venv/bin/python benchmarks/schedule_realizations.py --seeds 0 --cost    # their price (about 1.5 min)
 """
 
 from __future__ import annotations
@@ -77,12 +87,83 @@ def birge(Ks: list[int], S: np.ndarray) -> tuple[float, float, float, float]:
     return float(coef[0]), float(coef[0] - half), float(coef[0] + half), ratio
 
 
+def own(seeds: int) -> None:
+    """The suite's rate experiment with own realizations (each replica on its own realization) at suite
+    seeds 0 .. seeds-1, and the suite's exponent test of its consensus average at each."""
+    from sgpverify import suite
+    from sgpverify.suite.claims.common import exponent_test
+    from sgpverify.suite.experiments import exp_rates
+
+    cfg = suite.config_from_dict(
+        {
+            "n": N,
+            "d": D,
+            "problem": "finitesum:make",
+            "topologies": ["erdos-renyi"],
+            "edge_prob": 0.3,
+            "own_realisations": True,
+        }
+    )
+    print(f"\nthe suite's rate runs, own realizations (Ks = {list(cfg.Ks)}, {cfg.rate_replicas} replicas)")
+    for seed in range(seeds):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", EffectiveStepWarning)
+            sch = exp_rates(cfg, seed)["schedules"]["erdos-renyi"]
+        Y = np.array([r["consensus"] for r in sch["runs"]]).T
+        t = exponent_test([r["K"] for r in sch["runs"]], Y, predicted=-1.0)
+        slopes = ", ".join(f"{v:.3f}" for v in t.local_slopes)
+        gof = "-" if t.gof_pvalue is None else f"{t.gof_pvalue:.2g}"
+        print(
+            f"seed {seed}: {sch.get('realisations', 1)} realizations; {t.verdict} ({t.rule}) {t.exponent:.4f} "
+            f"[{t.ci_low:.4f}, {t.ci_high:.4f}], model fit p = {gof}; local slopes {slopes}",
+            flush=True,
+        )
+
+
+def cost(K: int = 4096, R: int = 32) -> None:
+    """Seconds of one engine call with R replicas on one realization against R calls of one replica on
+    R realizations (what the suite's rate runs now do on a random schedule), at K, for the finite-sum
+    example and the guide's ``mymod``."""
+    import time
+
+    import mymod
+
+    print(f"\nrate runs at K = {K}: one call of {R} replicas against {R} calls of one replica (one core)")
+    for name, prob in (("finitesum", finitesum.make(N, D, 0)), ("mymod", mymod.make(N, D, 0))):
+        secs = []
+        for reps, calls in ((R, 1), (1, R)):
+            t0 = time.perf_counter()
+            for s in range(calls):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", EffectiveStepWarning)
+                    simulate(
+                        prob,
+                        by_name("erdos-renyi", N, seed=s, p=0.3),
+                        step_size=math.sqrt(N / K),
+                        n_iter=K,
+                        x0=np.ones(D),
+                        replicas=reps,
+                        seed=s,
+                        record_every=1,
+                    )
+            secs.append(time.perf_counter() - t0)
+        print(f"{name}: {secs[0]:.1f} s against {secs[1]:.1f} s ({secs[1] / secs[0]:.1f}x)", flush=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=3, help="realizations of the schedule (graph seeds 0..S-1)")
     ap.add_argument("--replicas", type=int, default=16, help="replicas (noise streams) per realization")
     ap.add_argument("--Ks", default="1024,2048,4096,8192,16384,32768,65536", help="the K ladder (doublings)")
+    ap.add_argument("--own", type=int, default=0, help="suite seeds of the suite's rate runs as they are now")
+    ap.add_argument("--cost", action="store_true", help="time one call of R replicas against R calls of one")
     a = ap.parse_args(argv)
+    if a.cost:
+        cost()
+    if a.seeds < 1:
+        if a.own:
+            own(a.own)
+        return
     Ks = [int(k) for k in a.Ks.split(",")]
     Ys = [averages(s, Ks, a.replicas) for s in range(a.seeds)]  # (R, m) each
     S = np.array([np.diff(np.log2(Y), axis=1) / np.diff(np.log2(Ks)) for Y in Ys])  # (seeds, R, m-1)
@@ -105,6 +186,8 @@ def main(argv: list[str] | None = None) -> None:
             f"seed {s}: {t.verdict} ({t.rule}) {t.exponent:.4f} [{t.ci_low:.4f}, {t.ci_high:.4f}]; "
             f"Birge ratio {ratio:.1f}: {p:.4f} [{lo:.4f}, {hi:.4f}], {inside}, {covers} the mean"
         )
+    if a.own:
+        own(a.own)
 
 
 if __name__ == "__main__":
