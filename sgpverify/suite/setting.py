@@ -221,19 +221,27 @@ def realisations(make: TopologyFactory, n: int, seed: int, replicas: int) -> lis
     measures the noise, not the schedule, and a realisation's own fluctuation is common to them all.
     A claim about a random schedule is about its family, so its replicas run on their own realisations
     (docs/theory.md, "Each replica its own realisation of a random schedule")."""
-    if not is_random(make, n, seed):
+    first = _two_realisations(make, n, seed)
+    if first is None:
         return None
-    return [make(n, realisation_seed(seed, r)) for r in range(replicas)]
+    return list(first)[:replicas] + [make(n, realisation_seed(seed, r)) for r in range(2, replicas)]
 
 
 def is_random(make: TopologyFactory, n: int, seed: int = 0) -> bool:
     """Whether the schedule ``make`` is random: no period, and its edges over the first 16 steps
     change with the seed (those of a deterministic aperiodic schedule do not)."""
+    return _two_realisations(make, n, seed) is not None
+
+
+def _two_realisations(make, n, seed):
+    """Realisations 0 and 1 of ``make`` where the schedule is random (:func:`is_random`), else None."""
     topo = make(n, seed)
     if topo.period is not None:
-        return False
+        return None
     other = make(n, realisation_seed(seed, 1))
-    return not all(np.array_equal(topo.edges(k), other.edges(k)) for k in range(16))
+    if all(np.array_equal(topo.edges(k), other.edges(k)) for k in range(16)):
+        return None
+    return topo, other
 
 
 def setting_code(cfg: _Setting) -> dict[str, str] | None:
