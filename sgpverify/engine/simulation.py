@@ -61,6 +61,7 @@ def simulate(
     progress: Callable[[int], object] | None = None,
     record_states: bool | int = False,
     debias: bool = True,
+    metric_mask: npt.ArrayLike | None = None,
 ) -> Trace:
     """Simulate SGP (Algorithm 1), tau-OSGP or a baseline on a problem.
 
@@ -128,6 +129,13 @@ def simulate(
         True (Algorithm 1): gradients at, and outputs, ``z = x / w``. False is
         a deliberately broken variant for negative controls: push-sum without
         de-biasing (``z = x``), wrong wherever the weights move.
+    metric_mask : array_like of bool, optional
+        Shape (records, replicas) (records ``ceil(n_iter / record_every) + 1``; (records,) with one
+        replica): where False, the record's ``full_grad`` and ``value`` are not evaluated and its
+        ``grad_norm_sq`` and ``value`` are NaN; every other series is recorded as without it. For
+        long runs of a problem whose ``full_grad`` costs more than a step: the suite's settling
+        rounds estimate the stationarity average from a sample of steps
+        (:func:`sgpverify.suite.runs.metric_sample`). Default: every record. The fused algorithms only.
 
     ``Trace.step_sq`` holds, for each recorded iteration k < K, the mean over
     nodes of the squared norm of the applied step direction,
@@ -184,6 +192,7 @@ def simulate(
     if seed is None:  # fresh entropy, recorded so that the run can be repeated
         seed = int(np.random.SeedSequence().entropy)
     n, d = int(problem.n_nodes), int(problem.dim)
+    mask = _metric_mask(metric_mask, (n_iter + record_every - 1) // record_every + 1, R)
     need = memory_estimate(
         n, d, replicas=R, n_iter=n_iter, record_every=record_every, tau=tau, momentum=beta > 0,
         record_states=state_every if record_states else False,
@@ -194,7 +203,8 @@ def simulate(
             method, problem, topology, gamma=gamma, n_iter=n_iter, x0=x0, tau=tau, delay=delay, R=R, seed=seed,
             record_every=record_every, progress=progress,
             unused={"momentum": beta, "nesterov": nesterov, "send_before_step": send_before_step,
-                    "average_every": average_every, "record_states": record_states, "debias=False": not debias},
+                    "average_every": average_every, "record_states": record_states, "debias=False": not debias,
+                    "metric_mask": mask is not None},
         )  # fmt: skip
     if algorithm != "sgp" and tau > 0:
         raise ValueError(f"tau applies to algorithm 'sgp' only, got tau = {tau} with {algorithm!r}")
@@ -234,6 +244,7 @@ def simulate(
         lossy=mixer is not None and mixer.topo is not None and mixer.topo.loses_messages,
         state_every=state_every if record_states else None,
         zero_start=x0 is None,
+        metric_mask=mask,
     )
     stepper = Stepper(
         st,
@@ -289,6 +300,20 @@ def simulate(
         method.name, problem, topo_name, model, gamma, n_iter, tau, seed, R, effective, rec.state_max, arrays,
         owned=True,
     )  # fmt: skip
+
+
+def _metric_mask(mask, T, R):
+    """``metric_mask`` validated: None, or a bool array (T, R) (``(T,)`` accepted with one replica)."""
+    if mask is None:
+        return None
+    m = np.asarray(mask)
+    if m.dtype != bool:
+        raise TypeError(f"metric_mask must be an array of bool, got dtype {m.dtype}")
+    if m.ndim == 1 and R == 1:
+        m = m[:, None]
+    if m.shape != (T, R):
+        raise ValueError(f"metric_mask must have shape (records, replicas) = {(T, R)}, got {m.shape}")
+    return np.ascontiguousarray(m)
 
 
 def _method(algorithm, average_every):

@@ -341,6 +341,18 @@ def _in_flight(slots: list[np.ndarray], empty: int | None) -> list[np.ndarray]:
 DEFER_ELEMS = 1 << 16
 
 
+def masked(fn: Any, X: np.ndarray, m: np.ndarray | None, vector: bool) -> Any:
+    """``fn(X)`` where ``m`` (X's leading axes, bool) is None or all True; else ``fn`` of the points
+    ``X[m]`` only, NaN at the others (``vector``: ``fn`` gives a vector per point, as ``full_grad``;
+    else a number, as ``value``)."""
+    if m is None or m.all():
+        return fn(X)
+    out = np.full(m.shape + (X.shape[-1],) * vector, np.nan)
+    if m.any():
+        out[m] = np.asarray(fn(X[m]), dtype=float)
+    return out
+
+
 class Recorder:
     """The recorded series of one run (see :class:`Trace`), filled record by record.
 
@@ -377,8 +389,10 @@ class Recorder:
         lossy: bool,
         state_every: int | None,
         zero_start: bool = False,
+        metric_mask: np.ndarray | None = None,
     ) -> None:
         n, R, d = Z.shape
+        self.mask = metric_mask  # (T, R) bool: the (record, replica) pairs whose full_grad and value run
         # the state at iteration 0 is +0.0 everywhere (x0 = None): the first record of a large
         # state knows its node sum, extremes and consensus (+0.0) without passes over it
         self.zero_start = zero_start
@@ -442,8 +456,10 @@ class Recorder:
             np.divide(cons, n, out=ser["consensus"][i0 : i0 + c])
             if self.batch_metrics:
                 xb = xbuf[:c]
-                ser["grad_norm_sq"][i0 : i0 + c] = np.sum(np.asarray(problem.full_grad(xb), dtype=float) ** 2, axis=-1)
-                ser["value"][i0 : i0 + c] = problem.value(xb)
+                m = None if self.mask is None else self.mask[i0 : i0 + c]
+                g = np.asarray(masked(problem.full_grad, xb, m, True), dtype=float)
+                ser["grad_norm_sq"][i0 : i0 + c] = np.sum(g**2, axis=-1)
+                ser["value"][i0 : i0 + c] = masked(problem.value, xb, m, False)
             else:
                 ser["grad_norm_sq"][i0 : i0 + c] = sum_last(gbuf[:c] ** 2)
             if self.track_mass:  # max |x| over the records: max and min are exact in any order
@@ -559,7 +575,7 @@ class Recorder:
                         self.xsbuf = np.empty_like(self.zbuf)
                     self.xsbuf[j] = X
             if not self.batch_metrics:
-                self.gbuf[j] = problem.full_grad(xbar)
+                self.gbuf[j] = self._at(problem.full_grad, xbar, i, True)
             if track_mass:
                 if tot is not tbuf[j]:
                     tbuf[j] = tot
@@ -567,11 +583,12 @@ class Recorder:
         else:
             xbar = tot / n  # (R, d)
             ser["consensus"][i] = 0.0 if zero else consensus_large(Zr, xbar)
-            ser["grad_norm_sq"][i] = np.sum(np.asarray(problem.full_grad(xbar), dtype=float) ** 2, axis=-1)
+            g = np.asarray(self._at(problem.full_grad, xbar, i, True), dtype=float)
+            ser["grad_norm_sq"][i] = np.sum(g**2, axis=-1)
             if track_mass:
                 ser["mass_error"][i] = np.max(np.abs(tot - (self.mass0 - self.gamma * applied)), axis=-1)
         if j < 0 or not self.batch_metrics:
-            ser["value"][i] = problem.value(xbar)
+            ser["value"][i] = self._at(problem.value, xbar, i, False)
         if w_ones:  # the sum of n ones is n exactly: weight_error 0, min = max = 1
             self.ones_records = i + 1
         else:
@@ -613,9 +630,13 @@ class Recorder:
                 self.xsbuf[j] = X
             self.abuf[j] = stepper.applied
         problem = self.problem
-        self.gbuf[j] = problem.full_grad(xbar)
-        self.value[i] = problem.value(xbar)
+        self.gbuf[j] = self._at(problem.full_grad, xbar, i, True)
+        self.value[i] = self._at(problem.value, xbar, i, False)
         self.ones_records = i + 1
+
+    def _at(self, fn: Any, xbar: np.ndarray, i: int, vector: bool) -> Any:
+        """``fn(xbar)`` of record ``i`` (``xbar`` (R, d)), on the replicas its mask row selects."""
+        return fn(xbar) if self.mask is None else masked(fn, xbar, self.mask[i], vector)
 
     def step_direction(self, k: int, G: np.ndarray) -> None:
         """The step direction ``G`` (n, R, d) of recorded iteration k, for ``step_sq``."""

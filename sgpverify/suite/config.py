@@ -41,6 +41,11 @@ class SuiteConfig:
     ``own_realisations``: on a random schedule the rate runs give each replica its own realisation
     of the schedule (:func:`~sgpverify.suite.setting.realisations`; intervals over the schedule
     family, at 4-11 times the cost); False (the default): the replicas share one graph sequence.
+    ``metric_samples`` (0, the default: every step): a run longer than this many steps evaluates
+    ``full_grad`` and ``value`` at one step drawn from each of this many equal blocks, per replica
+    (:func:`~sgpverify.suite.runs.metric_sample`), and its stationarity average is the block-weighted
+    mean of those (unbiased; its sampling error is within the replicas' spread). The rounds of
+    ``verify --settle`` use :data:`~sgpverify.suite.settle.ROUND_METRIC_SAMPLES` where it is 0.
     """
 
     name: str = "quick"
@@ -87,6 +92,7 @@ class SuiteConfig:
     pep_taus: tuple = (0, 1)
     noise_stream: int = 0
     own_realisations: bool = False
+    metric_samples: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -94,6 +100,9 @@ class SuiteConfig:
         d["topologies"] = [label_of(t) for t in self.topologies]
         return d
 
+
+#: The fewest blocks a sampled stationarity average may have (``metric_samples``).
+MIN_METRIC_SAMPLES = 64
 
 QUICK = SuiteConfig()
 FULL = SuiteConfig(
@@ -196,6 +205,14 @@ def _checks(cfg):
         if not isinstance(cfg.own_realisations, (bool, np.bool_)):
             raise ValueError(f"own_realisations must be true or false, got {cfg.own_realisations!r}")
 
+    def metric_samples():
+        m = check_int("metric_samples", cfg.metric_samples, min_value=0)
+        if 0 < m < MIN_METRIC_SAMPLES:
+            raise ValueError(
+                f"metric_samples must be 0 (every step) or an integer >= {MIN_METRIC_SAMPLES}, "
+                f"got {cfg.metric_samples!r}"
+            )
+
     def delay():
         if cfg.delay not in ("fixed", "random"):
             raise ValueError(f"delay must be one of fixed, random, got {cfg.delay!r}")
@@ -276,6 +293,7 @@ def _checks(cfg):
     for name in ("topology_replicas", "scaling_replicas", "complexity_replicas"):
         out.append(integer(name, 3))
     out += [integer("theorem_replicas", 1), integer("theorem_K_cap", 1), integer("noise_stream", 0)]
+    out += [("metric_samples", metric_samples)]
     out += [integer("mixing_horizon", 1), integer("bound_horizon", 1), ("own_realisations", own_realisations)]
     out += [integer("pep_n", 1), ("pep_Ks", lambda: _ladder("pep_Ks", cfg.pep_Ks)), ("pep_taus", pep_taus)]
     out += [(name, lambda name=name: _ladder(name, getattr(cfg, name))) for name in LADDERS]

@@ -15,7 +15,7 @@ import dataclasses
 import math
 from typing import Any
 
-from .settle import duration, estimate_seconds, evidence_for, needs_settling, round_controls
+from .settle import duration, estimate_seconds, evidence_for, needs_settling, round_config, round_controls
 
 __all__ = ["SettleHint", "settle_hints"]
 
@@ -67,7 +67,7 @@ def settle_hints(result: Any, per_step: tuple[float, float] | None = None, worke
             continue
         secs = None
         if per_step is not None:
-            sub = dataclasses.replace(cfg, **dict(ev.overrides))
+            sub = round_config(cfg, ev.overrides)
             with_ctl, only_ctl = round_controls([c], result.controls)  # what settling would run
             secs = estimate_seconds(
                 sub, [c.name], per_step, with_ctl, workers, controls_only=only_ctl, theorem_steps=ev.steps

@@ -20,7 +20,10 @@ if TYPE_CHECKING:
     from ..problems import ProblemProtocol
     from .config import SuiteConfig
 
-__all__ = ["run_one", "simulate_run", "problem_constants", "step_regime_record"]
+__all__ = ["run_one", "simulate_run", "problem_constants", "step_regime_record", "metric_sample", "METRIC_SAMPLE_KEY"]
+
+#: The entropy word of the sampled steps' stream (:func:`metric_sample`), apart from every noise stream.
+METRIC_SAMPLE_KEY = 0x5AB1E
 
 
 def _gamma(cfg, n, K, variant):
@@ -57,6 +60,40 @@ def simulate_run(
         algorithm=algorithm,
         **kw,
     )
+
+
+def metric_sample(
+    K: int, R: int, samples: int, seed: int, stream: int = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The steps at which a run of K steps with R replicas evaluates ``full_grad`` and ``value``
+    (``metric_samples`` = ``samples`` < K): steps 0..K-1 fall into ``samples`` blocks of equal length
+    (to one step), and each replica draws one step uniformly from each block, from a stream of its own
+    (``seed``, ``stream``, K). Returns ``(mask, steps, lengths)``: ``mask`` (K+1, R) for
+    :func:`~sgpverify.engine.simulate`'s ``metric_mask`` (the drawn steps, and steps 0 and K, where
+    f(xbar^0) and f(xbar^K) are read), ``steps`` (R, samples) and the blocks' ``lengths``.
+
+    The stationarity average ``(1/K) sum_k ||grad f(xbar^k)||^2`` of a replica is then estimated by
+    ``(1/K) sum_b lengths_b ||grad f(xbar^(steps_b))||^2``: stratified sampling of the run's own steps,
+    unbiased given the run; the draws are independent across replicas, so their error is part of the
+    replicas' spread that every interval of the suite is computed from."""
+    edges = (np.arange(samples + 1, dtype=np.int64) * K) // samples
+    lengths = np.diff(edges)
+    rng = np.random.default_rng([METRIC_SAMPLE_KEY, int(seed), int(stream), int(K)])
+    steps = edges[:-1] + (rng.random((R, samples)) * lengths).astype(np.int64)
+    mask = np.zeros((K + 1, R), dtype=bool)
+    mask[steps, np.arange(R)[:, None]] = True
+    mask[0] = mask[K] = True
+    return mask, steps, lengths
+
+
+def _sampled(gns: np.ndarray, steps: np.ndarray, lengths: np.ndarray, K: int, every: int) -> tuple[list, list]:
+    """The stationarity average per replica and the replica-mean curve of a sampled run
+    (:func:`metric_sample`; ``gns`` (R, K+1)): at every ``every``-th step the mean of the evaluated values
+    from there over ``max(every, 2 blocks)`` steps, a window that holds a whole block, so a drawn step."""
+    stat = (gns[np.arange(gns.shape[0])[:, None], steps] * lengths).sum(axis=1) / K
+    w = max(every, 2 * int(lengths.max()))
+    curve = [float(np.nanmean(gns[:, i : i + w])) for i in range(0, K + 1, every)]
+    return stat.tolist(), curve
 
 
 def run_one(
@@ -99,6 +136,10 @@ def run_one(
     R = cfg.replicas if replicas is None else replicas
     if own and len(own) != R:
         raise ValueError(f"topo must hold one realisation per replica ({R}), got {len(own)}")
+    sample = None
+    if cfg.metric_samples and K > cfg.metric_samples:
+        sample = metric_sample(K, R, cfg.metric_samples, seed, cfg.noise_stream)
+        kw["metric_mask"] = sample[0]
     if states:  # keep at most about 2e6 numbers of states (every s-th iterate) for the Hessian fraction
         states = max(1, int(math.ceil((K + 1) * R * n * prob.dim / 2e6)))
     with warnings.catch_warnings(record=True) as caught:
@@ -117,7 +158,7 @@ def run_one(
                         1,
                         algorithm=algorithm,
                         record_states=states,
-                        **kw,
+                        **(dict(kw, metric_mask=kw["metric_mask"][:, r]) if sample else kw),
                     )
                     for r, t in enumerate(topo)
                 ]
@@ -128,7 +169,8 @@ def run_one(
         if not issubclass(w.category, EffectiveStepWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     gns = np.asarray(tr.grad_norm_sq, float).reshape(K + 1, R).T  # (R, K+1)
-    if not (np.all(np.isfinite(tr.grad_norm_sq)) and np.all(np.isfinite(tr.consensus))):
+    measured = gns if sample is None else gns[sample[0].T]  # NaN where not evaluated (sampled)
+    if not (np.all(np.isfinite(measured)) and np.all(np.isfinite(tr.consensus))):
         raise SimulationDivergedError(
             f"simulation diverged: the measurements overflowed in the run at K = {K} (step_size = {gamma:.4g}; "
             f"problem L = {float(prob.L):.4g}, so step_size <= 1/L = {1 / float(prob.L):.4g} is the safe range)"
@@ -137,6 +179,10 @@ def run_one(
     val = np.asarray(tr.value, float).reshape(K + 1, R).T
     step_sq = np.asarray(tr.step_sq, float).reshape(K, R).T if tr.step_sq is not None else None
     every = max(1, K // 256)
+    if sample is None:
+        stationarity, curve = gns[:, :K].mean(axis=1).tolist(), gns.mean(axis=0)[::every].tolist()
+    else:
+        stationarity, curve = _sampled(gns, sample[1], sample[2], K, every)
     wmin = float(np.min(tr.weight_min))
     wk = np.asarray(tr.weight_min, float).reshape(K + 1, R).T  # (R, K+1) weight floor of each step
     out = {
@@ -145,7 +191,7 @@ def run_one(
         "gamma": gamma,
         "tau": tau,
         "algorithm": algorithm,
-        "stationarity": gns[:, :K].mean(axis=1).tolist(),  # (1/K) sum_{k<K} ||grad f(xbar^k)||^2 per replica
+        "stationarity": stationarity,  # (1/K) sum_{k<K} ||grad f(xbar^k)||^2 per replica (sampled: an estimate)
         "consensus": cons[:, :K].mean(axis=1).tolist(),  # (1/K) sum_{k<K} Xi^k per replica
         "consensus_max": float(cons[:, :K].mean(axis=0).max()),  # max_k of the replica mean of Xi^k
         # max_k of E[Xi^k] (min_i w_i^k)^2: the de-biasing step of (b2) with the weight floor of step k
@@ -165,10 +211,12 @@ def run_one(
         ),
         "mass_lost": float(np.nanmax(tr.mass_lost)) if getattr(tr, "mass_lost", None) is not None else 0.0,
         "G2sq": float(step_sq.mean(axis=0).max()) if step_sq is not None and K else None,
-        "grad_norm_sq_curve": gns.mean(axis=0)[::every].tolist(),
+        "grad_norm_sq_curve": curve,
         "consensus_curve": cons.mean(axis=0)[::every].tolist(),
         "curve_every": every,
     }
+    if sample is not None:
+        out["metric_samples"] = int(cfg.metric_samples)  # the stationarity is a sampled estimate
     if regime and wmin > 0 and gamma / wmin * float(prob.L) > 2.0:
         out.update(step_regime_record(wk[:, :K], gamma, float(prob.L), shared=not own))
     if states and hasattr(prob, "min_hessian_eigenvalue") and tr.z_history is not None:

@@ -61,10 +61,13 @@ __all__ = [
     "SHIFT",
     "REGIME_POINTS",
     "DEFAULT_BUDGET",
+    "ROUND_METRIC_SAMPLES",
     "Evidence",
     "evidence_for",
     "calibrate",
     "estimate_seconds",
+    "step_seconds",
+    "round_config",
     "settle",
     "control_mains",
     "round_controls",
@@ -82,6 +85,12 @@ HORIZON_FACTOR = 4
 REGIME_POINTS = 3
 #: Minutes of settling when none are given.
 DEFAULT_BUDGET = 20.0
+
+#: A round's runs longer than this many steps evaluate the stationarity at this many sampled steps per
+#: replica (``metric_samples``, :func:`~sgpverify.suite.runs.metric_sample`): on a user's problem whose
+#: ``full_grad`` costs more than a step, the evaluations at every step are most of a long run's time.
+#: No ladder of the planned run (quick preset) is longer, so the planned runs evaluate every step.
+ROUND_METRIC_SAMPLES = 8192
 
 #: Each experiment's K ladder and replicas (the fields a round changes); the others have none.
 LADDER_FIELDS = {
@@ -217,13 +226,15 @@ def evidence_for(check: Check, cfg: SuiteConfig) -> Evidence:
     return Evidence(tuple(over), why)
 
 
-def calibrate(cfg: SuiteConfig, seed: int = 0, steps: int = 256) -> tuple[float, float, float]:
-    """``(a, b, c)``: seconds per step of the engine on the setting's problem (n, d) and first schedule
-    are about ``a + b R`` with R replicas, from two short runs (``steps`` steps, 1 and
+def calibrate(cfg: SuiteConfig, seed: int = 0, steps: int = 256) -> tuple[float, float, float, float, float]:
+    """``(a, b, c, a0, b0)``: seconds per step of the engine on the setting's problem (n, d) and first
+    schedule are about ``a + b R`` with R replicas, from two short runs (``steps`` steps, 1 and
     ``rate_replicas`` replicas), each after an untimed run of ``steps // 8`` steps with as many
     replicas (a first call's one-off costs, the kernels' loading and first allocations, are no part
-    of a step); ``c``: seconds per step of the mixing experiment's connectivity stream over a run
-    (on the same schedule, ``32 steps`` steps: shorter streams are dominated by their start)."""
+    of a step); ``a0 + b0 R`` the same without the problem's ``full_grad`` and ``value`` at each step
+    (a ``metric_mask`` that evaluates the ends only: what a sampled run, ``metric_samples``, spends
+    besides its samples); ``c``: seconds per step of the mixing experiment's connectivity stream over
+    a run (on the same schedule, ``32 steps`` steps: shorter streams are dominated by their start)."""
     import numpy as np
 
     from ..assumptions.check import run_connectivity
@@ -239,16 +250,44 @@ def calibrate(cfg: SuiteConfig, seed: int = 0, steps: int = 256) -> tuple[float,
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", EffectiveStepWarning)
         x0, gamma = np.full(cfg.d, cfg.x0), math.sqrt(cfg.n / steps)
-        for r in (1, R):
-            for n_iter in (max(1, steps // 8), steps):  # the warm-up, then the timed run
-                t0 = time.perf_counter()
-                simulate(prob, topo, step_size=gamma, n_iter=n_iter, x0=x0, replicas=r)
-            per.append((time.perf_counter() - t0) / steps)
+        for ends in (False, True):
+            for r in (1, R):
+                for n_iter in (max(1, steps // 8), steps):  # the warm-up, then the timed run
+                    mask = None
+                    if ends:
+                        mask = np.zeros((n_iter + 1, r), dtype=bool)
+                        mask[[0, n_iter]] = True
+                    t0 = time.perf_counter()
+                    simulate(prob, topo, step_size=gamma, n_iter=n_iter, x0=x0, replicas=r, metric_mask=mask)
+                per.append((time.perf_counter() - t0) / steps)
         t0 = time.perf_counter()
         run_connectivity(topo, 32 * steps, cfg.mixing_horizon)
         c = (time.perf_counter() - t0) / (32 * steps)
     b = max(0.0, (per[1] - per[0]) / (R - 1))
-    return max(0.0, per[0] - b), b, c
+    b0 = min(b, max(0.0, (per[3] - per[2]) / (R - 1)))
+    a = max(0.0, per[0] - b)
+    return a, b, c, min(a, max(0.0, per[2] - b0)), b0
+
+
+def step_seconds(cfg: SuiteConfig, steps: int, R: int, per_step: tuple[float, ...]) -> float:
+    """Seconds a step of a run of ``steps`` steps with R replicas costs under ``cfg``, from the
+    calibration ``per_step`` (:func:`calibrate`): ``a + b R``, or, where the run samples its metrics
+    (``metric_samples`` below ``steps``: one evaluation per replica in every ``s = steps /
+    metric_samples`` steps), ``a0 + b0 R`` plus the evaluations' share, ``(b - b0) R / s`` and the
+    calls' ``(a - a0)`` at the steps where some replica evaluates (``1 - (1 - 1/s)^R`` of them)."""
+    a, b = per_step[:2]
+    if not cfg.metric_samples or steps <= cfg.metric_samples or len(per_step) < 5:
+        return a + b * R
+    a0, b0 = per_step[3:5]
+    s = steps / cfg.metric_samples
+    return a0 + b0 * R + (a - a0) * (1.0 - (1.0 - 1.0 / s) ** R) + (b - b0) * R / s
+
+
+def round_config(base: SuiteConfig, overrides: Iterable[tuple[str, Any]]) -> SuiteConfig:
+    """The configuration of a settling round: ``base`` with the round's ``overrides``, its metrics
+    sampled (``metric_samples`` = :data:`ROUND_METRIC_SAMPLES`) where ``base`` evaluates every step."""
+    sub = dataclasses.replace(base, **dict(overrides))
+    return sub if sub.metric_samples else dataclasses.replace(sub, metric_samples=ROUND_METRIC_SAMPLES)
 
 
 def _theorem_steps(cfg: SuiteConfig, steps: int | None) -> int:
@@ -335,7 +374,6 @@ def estimate_seconds(
     Theorem 1's run where known (:attr:`Evidence.steps`), else ``theorem_K_cap``."""
     from .config import longest_run
 
-    a, b = per_step[:2]
     c = per_step[2] if len(per_step) > 2 else 0.0
     keys = list(dict.fromkeys(k for nm in names for k in BY_NAME[nm].experiments))
     first = 0.0
@@ -345,7 +383,8 @@ def estimate_seconds(
     units = []
     left_out = control_mains(BY_NAME[nm] for nm in names) if controls and controls_only else set()
     for k in keys:
-        cost = sum(steps * (a + b * R) * m / cfg.n for steps, R, m in _runs(cfg, k, theorem_steps))
+        runs = _runs(cfg, k, theorem_steps)
+        cost = sum(steps * step_seconds(cfg, steps, R, per_step) * m / cfg.n for steps, R, m in runs)
         units += [cost] if k in left_out else ([cost, cost] if controls else [cost])
     if not units:
         return ROUND_OVERHEAD + first
@@ -437,7 +476,7 @@ def settle(
             break
         costed = []
         for (over, why, r, base, steps), names in plans.items():
-            sub = dataclasses.replace(base, **dict(over))
+            sub = round_config(base, over)
             try:  # a round is a configuration like any other: its longest run must fit in memory
                 validate_config(sub)
             except (TypeError, ValueError) as exc:
