@@ -24,7 +24,7 @@ import numpy as np
 
 from .. import graphs
 from ..mixing import metropolis_matrix
-from ..validation import check_float, check_int
+from ..validation import check_choice, check_float, check_int
 from .config import DistributedError, available
 from .transport import average_gradients
 
@@ -139,6 +139,7 @@ def _paper_rank(rank: int, world: int, setup: dict[str, Any]) -> list[dict[str, 
                     opt,
                     topo,
                     tau=1 if alg == "osgp" else 0,
+                    delay=setup["delay"] if alg == "osgp" else "asap",
                     buffers=model.buffers(),
                     timeout=setup["timeout"],
                     link_delay=slow,
@@ -205,6 +206,7 @@ def paper_study(
     algorithms: tuple[str, ...] = PAPER_ALGORITHMS,
     seed: int = 0,
     timeout: float = 120.0,
+    delay: str = "asap",
 ) -> dict[str, Any]:
     """Run the miniature of the paper's experiment and evaluate it.
 
@@ -227,6 +229,11 @@ def paper_study(
         The test accuracy of the averaged model that "time to target" measures.
     eval_every : int, optional
         Steps between snapshots (default: one a half epoch).
+    delay : {"asap", "fixed"}
+        1-OSGP's delay mode (:class:`SGPOptimizer`'s ``delay``): "asap", the
+        paper's, folds a message in once it has arrived, so its accuracy
+        depends on when messages arrive (on a loaded machine, on the load);
+        "fixed" folds it exactly one step after it was sent: reproducible.
 
     Returns
     -------
@@ -248,6 +255,7 @@ def paper_study(
     check_float("slow_sleep", slow_sleep, low=0.0)
     check_float("link_delay", link_delay, low=0.0)
     check_float("target", target, low=0.0, high=1.0)
+    check_choice("delay", delay, ("asap", "fixed"))
     for a in algorithms:
         if a not in PAPER_ALGORITHMS:
             raise ValueError(f"algorithms must be among {PAPER_ALGORITHMS}, got {a!r}")
@@ -284,6 +292,7 @@ def paper_study(
         "algorithms": list(algorithms),
         "seed": seed,
         "timeout": timeout,
+        "delay": delay,
         "train_size": len(ytr),
         "test_size": len(yte),
         "steps": spe * epochs,
