@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs" / "examples"
 from sgpverify import engine, graphs  # noqa: E402
 from sgpverify.errors import EffectiveStepWarning  # noqa: E402
 from sgpverify.suite.config import QUICK  # noqa: E402
-from sgpverify.suite.runs import metric_sample  # noqa: E402
+from sgpverify.suite.runs import metric_sample, sampled_average  # noqa: E402
 from sgpverify.suite.setting import resolve_problem  # noqa: E402
 from sgpverify.suite.settle import ROUND_METRIC_SAMPLES  # noqa: E402
 
@@ -59,7 +59,7 @@ def main() -> None:
         g_full = np.asarray(full.grad_norm_sq).reshape(K + 1, R).T
         g_part = np.asarray(part.grad_norm_sq).reshape(K + 1, R).T
         exact = np.log(g_full[:, :K].mean(axis=1))
-        est = np.log((g_part[np.arange(R)[:, None], steps] * lengths).sum(axis=1) / K)
+        est = np.log(sampled_average(g_part, steps, lengths))
         hw = [q * v.std(ddof=1) / math.sqrt(R) for v in (exact, est)]
         d = est - exact
         print(

@@ -22,7 +22,7 @@ from .methods import METHODS, LocalSGD, Method, fused_path, method_by_name, run_
 from .methods.loop import SERIES as METHOD_SERIES
 from .mixers import Mixer, State
 from .step import Stepper
-from .trace import Recorder, Trace
+from .trace import Recorder, Trace, record_count
 
 __all__ = ["simulate", "ALGORITHMS", "memory_estimate"]
 
@@ -192,7 +192,7 @@ def simulate(
     if seed is None:  # fresh entropy, recorded so that the run can be repeated
         seed = int(np.random.SeedSequence().entropy)
     n, d = int(problem.n_nodes), int(problem.dim)
-    mask = _metric_mask(metric_mask, (n_iter + record_every - 1) // record_every + 1, R)
+    mask = _metric_mask(metric_mask, record_count(n_iter, record_every), R)
     need = memory_estimate(
         n, d, replicas=R, n_iter=n_iter, record_every=record_every, tau=tau, momentum=beta > 0,
         record_states=state_every if record_states else False,

@@ -341,6 +341,11 @@ def _in_flight(slots: list[np.ndarray], empty: int | None) -> list[np.ndarray]:
 DEFER_ELEMS = 1 << 16
 
 
+def record_count(n_iter: int, record_every: int) -> int:
+    """Records of a run: at k = 0, e, 2e, ... < K, and at K (``e = record_every``)."""
+    return (n_iter + record_every - 1) // record_every + 1
+
+
 def masked(fn: Any, X: np.ndarray, m: np.ndarray | None, vector: bool) -> Any:
     """``fn(X)`` where ``m`` (X's leading axes, bool) is None or all True; else ``fn`` of the points
     ``X[m]`` only, NaN at the others (``vector``: ``fn`` gives a vector per point, as ``full_grad``;
@@ -399,7 +404,7 @@ class Recorder:
         self.problem, self.Z, self.mass0, self.n, self.R = problem, Z, mass0, n, R
         self.record_every, self.gamma, self.push, self.debias = record_every, gamma, push, debias
         self.track_mass, self.lossy, self.state_every = track_mass, lossy, state_every
-        self.T = T = (n_iter + record_every - 1) // record_every + 1  # records at k = 0, e, 2e, ... < K, and at K
+        self.T = T = record_count(n_iter, record_every)
         self.iterations = np.empty(T, dtype=np.int64)
         self.ser = ser = {name: np.empty((T, R)) for name in Trace.SERIES}
         self.step_sq = np.empty((T - 1, R))

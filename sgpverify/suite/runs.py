@@ -20,7 +20,15 @@ if TYPE_CHECKING:
     from ..problems import ProblemProtocol
     from .config import SuiteConfig
 
-__all__ = ["run_one", "simulate_run", "problem_constants", "step_regime_record", "metric_sample", "METRIC_SAMPLE_KEY"]
+__all__ = [
+    "run_one",
+    "simulate_run",
+    "problem_constants",
+    "step_regime_record",
+    "metric_sample",
+    "sampled_average",
+    "METRIC_SAMPLE_KEY",
+]
 
 #: The entropy word of the sampled steps' stream (:func:`metric_sample`), apart from every noise stream.
 METRIC_SAMPLE_KEY = 0x5AB1E
@@ -86,14 +94,19 @@ def metric_sample(
     return mask, steps, lengths
 
 
+def sampled_average(values: np.ndarray, steps: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Each replica's estimate of ``(1/K) sum_{k<K} values[r, k]`` from its sampled steps
+    (:func:`metric_sample`'s ``steps`` and ``lengths``; ``values`` (R, K+1)): the block-weighted mean."""
+    return (values[np.arange(values.shape[0])[:, None], steps] * lengths).sum(axis=1) / lengths.sum()
+
+
 def _sampled(gns: np.ndarray, steps: np.ndarray, lengths: np.ndarray, K: int, every: int) -> tuple[list, list]:
-    """The stationarity average per replica and the replica-mean curve of a sampled run
-    (:func:`metric_sample`; ``gns`` (R, K+1)): at every ``every``-th step the mean of the evaluated values
-    from there over ``max(every, 2 blocks)`` steps, a window that holds a whole block, so a drawn step."""
-    stat = (gns[np.arange(gns.shape[0])[:, None], steps] * lengths).sum(axis=1) / K
+    """The stationarity average per replica (:func:`sampled_average`) and the replica-mean curve of a
+    sampled run (``gns`` (R, K+1)): at every ``every``-th step the mean of the evaluated values from there
+    over ``max(every, 2 blocks)`` steps, a window that holds a whole block, so a drawn step."""
     w = max(every, 2 * int(lengths.max()))
     curve = [float(np.nanmean(gns[:, i : i + w])) for i in range(0, K + 1, every)]
-    return stat.tolist(), curve
+    return sampled_average(gns, steps, lengths).tolist(), curve
 
 
 def run_one(
