@@ -505,15 +505,17 @@ def test_a_theorem_round_is_costed_at_its_threshold_not_at_the_cap():
     ev = evidence_for(_check("theorem1-bound", measured="outside the theorem's regime: needs K >= 7.2e+05"), QUICK)
     assert ev.overrides == (("theorem_K_cap", 1048576),)
     sub = dataclasses.replace(QUICK, theorem_K_cap=1048576)
+    # no threshold per schedule in the text: the nearest on every schedule
+    assert len(ev.steps) == len(QUICK.topologies) and len(set(ev.steps)) == 1
     for thr in (7.15e5, 7.2e5, 7.249e5):  # every threshold that prints as 7.2e+05: the estimate's steps cover its run
-        assert theorem_run_length(sub, thr) <= ev.steps < 1.06 * thr
+        assert theorem_run_length(sub, thr) <= ev.steps[0] < 1.06 * thr
     per_step = (1e-5, 1e-6, 0.0)  # no connectivity stream: the runs alone
     at_cap = estimate_seconds(sub, ["theorem1-bound"], per_step) - 3.0
     at_thr = estimate_seconds(sub, ["theorem1-bound"], per_step, theorem_steps=ev.steps) - 3.0
-    assert math.isclose(at_thr, at_cap * ev.steps / 1048576, rel_tol=1e-12)
+    assert math.isclose(at_thr, at_cap * ev.steps[0] / 1048576, rel_tol=1e-12)
     # the connectivity stream, which covers the run, is costed over the same steps
     c = estimate_seconds(sub, ["theorem1-bound"], (0.0, 0.0, 1e-6), theorem_steps=ev.steps) - 3.0
-    assert math.isclose(c, 1e-6 * ev.steps * len(QUICK.topologies), rel_tol=1e-12)
+    assert math.isclose(c, 1e-6 * ev.steps[0] * len(QUICK.topologies), rel_tol=1e-12)
     # a rung the rate ladder already passes: the run is the ladder's end
     low = evidence_for(_check("theorem1-bound", measured="outside the theorem's regime: needs K >= 3e+02"), sub)
     assert not low.runs  # within the cap: nothing to run
@@ -535,3 +537,38 @@ def test_an_infinite_product_constant_lengthens_the_horizon_not_the_ladder(tiny)
     assert ev.overrides == (("bound_horizon", 4 * cfg.bound_horizon),), ev
     honest = suite.make_check(suite.BY_NAME["delay-consensus"], cfg, tiny[1])  # every S2 finite
     assert "bound_horizon" not in honest.detail and "bound_horizon" not in evidence_for(honest, cfg).why
+
+
+def test_a_theorem_round_costs_only_the_schedules_whose_threshold_it_reaches():
+    # each schedule runs at its own threshold, and one beyond the round's cap runs nothing: on the defaults'
+    # schedules with a user's problem (tanh regression) the round ran one schedule (82 s) and was costed for
+    # two (193 s)
+    from sgpverify.suite.experiments.bounds import theorem_run_length
+
+    detail = (
+        "exponential: outside the theorem's regime: threshold (known part) 1.6e+06 with the envelope C = 0.438, "
+        "q = 0.429 exceeds the largest K run (160000); with the Nedic-Olshevsky constants the threshold is 10^28.3; "
+        "exponential-irregular: outside the theorem's regime: threshold (known part) 1.79e+07 with the envelope "
+        "C = 0.606, q = 0.567 exceeds the largest K run (160000) (with the fitted pair C = 0.99, q = 0.553 it would "
+        "be 1.12e+08); with the Nedic-Olshevsky constants the threshold is 10^164"
+    )
+    check = _check("theorem1-bound", measured="outside the theorem's regime: needs K >= 1.6e+06", detail=detail)
+    ev = evidence_for(check, QUICK)
+    assert ev.overrides == (("theorem_K_cap", 2097152),)
+    sub = dataclasses.replace(QUICK, theorem_K_cap=2097152)
+    assert len(ev.steps) == 1 and theorem_run_length(sub, 1.6049e6) <= ev.steps[0] < 1.01 * 1.6e6
+    per_step = (1e-5, 1e-6, 0.0)
+    one = estimate_seconds(sub, ["theorem1-bound"], per_step, theorem_steps=ev.steps) - 3.0
+    both = estimate_seconds(sub, ["theorem1-bound"], per_step, theorem_steps=ev.steps * 2) - 3.0
+    assert math.isclose(both, 2 * one, rel_tol=1e-12)
+    # both thresholds within a larger cap: two runs, each at its own threshold
+    wide = evidence_for(check, dataclasses.replace(QUICK, theorem_K_cap=2**26))
+    assert not wide.runs  # 1.6e6 is within that cap already: the check would not ask for a round
+    sub = dataclasses.replace(QUICK, theorem_K_cap=2**25)
+    from sgpverify.suite.settle import _theorem_lengths
+
+    lengths = _theorem_lengths(sub, detail, 1.6e6)
+    assert len(lengths) == 2 and all(t <= s < 1.01 * t for s, t in zip(lengths, (1.6e6, 1.79e7)))
+    # a threshold printed just above the cap that may lie below it is costed at the cap, not left out
+    edge = _theorem_lengths(dataclasses.replace(QUICK, theorem_K_cap=1048576), "threshold (known part) 1.05e+06", 1e6)
+    assert edge == (1048576,)

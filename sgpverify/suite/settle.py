@@ -108,6 +108,7 @@ LADDER_FIELDS = {
 #: How a round's verdict tags the detail it replaces (``" [settled in round 2 (...)]"``, at the end).
 SETTLED_TAG = " [settled in round "
 _NEEDS = re.compile(r"needs K >= ([0-9.]+(?:e[+-]?[0-9]+)?)")
+_THRESHOLD = re.compile(r"threshold \(known part\) ([0-9.]+(?:e[+-]?[0-9]+)?)")
 _WIDE = ("more replicas", "straddles")
 
 
@@ -119,10 +120,12 @@ class Evidence:
 
     overrides: tuple[tuple[str, Any], ...]
     why: str
-    #: Steps of the round's Theorem 1 run, where the verdict names its threshold: the run takes that
-    #: many (:func:`~sgpverify.suite.experiments.bounds.theorem_run_length`), not ``theorem_K_cap``,
-    #: which keeps a margin above it. Estimates only (:func:`estimate_seconds`).
-    steps: int | None = None
+    #: Steps of the round's Theorem 1 runs, one entry per schedule that runs one, where the verdict
+    #: names the thresholds: each run takes that many
+    #: (:func:`~sgpverify.suite.experiments.bounds.theorem_run_length`), not ``theorem_K_cap``, which
+    #: keeps a margin above them, and a schedule whose threshold lies beyond the cap runs nothing.
+    #: Estimates only (:func:`estimate_seconds`).
+    steps: tuple[int, ...] | None = None
 
     @property
     def runs(self) -> bool:
@@ -189,9 +192,11 @@ def evidence_for(check: Check, cfg: SuiteConfig) -> Evidence:
         cap = 2 ** math.ceil(math.log2(max(K, 2.0)))
         if cap <= cfg.theorem_K_cap:
             return Evidence((), f"Theorem 1's threshold K >= {K:.2g} is already within theorem_K_cap")
-        # K as printed (two significant digits) is within 5% of the threshold: the run's length under the cap
-        steps = theorem_run_length(dataclasses.replace(cfg, theorem_K_cap=cap), 1.05 * K) or cap
-        return Evidence((("theorem_K_cap", cap),), f"Theorem 1's threshold needs K >= {K:.2g}: run up to {cap}", steps)
+        return Evidence(
+            (("theorem_K_cap", cap),),
+            f"Theorem 1's threshold needs K >= {K:.2g}: run up to {cap}",
+            _theorem_lengths(dataclasses.replace(cfg, theorem_K_cap=cap), text, K),
+        )
     if theorem:
         return Evidence((), "Theorem 1's run is already at its threshold; more of it does not change the bound")
     over = []
@@ -224,6 +229,21 @@ def evidence_for(check: Check, cfg: SuiteConfig) -> Evidence:
             over.append((field, _scaled(getattr(cfg, field), SHIFT)))
         why = "the local slopes are still moving at the end of the ladder: the ladder two doublings further"
     return Evidence(tuple(over), why)
+
+
+def _theorem_lengths(cfg: SuiteConfig, text: str, K: float) -> tuple[int, ...]:
+    """The steps of each Theorem 1 run a round under ``cfg`` takes (:attr:`Evidence.steps`), from the
+    check's ``text``: one run per schedule whose threshold, as the detail prints it (three significant
+    digits, so within 0.5% of it), is within ``theorem_K_cap``; a schedule beyond it runs nothing
+    (the planned run's verdicts on the defaults' two schedules: one threshold within a cap, the other
+    not, had the round costed twice). Where the text names no threshold per schedule: the nearest,
+    ``K`` (two significant digits, within 5%), on every schedule."""
+    cap = cfg.theorem_K_cap
+    per = [float(t) for t in _THRESHOLD.findall(text)]
+    runs = tuple(theorem_run_length(cfg, min(1.005 * t, cap)) for t in per if 0.995 * t <= cap)
+    if runs:
+        return runs
+    return (theorem_run_length(cfg, 1.05 * K) or cfg.theorem_K_cap,) * len(cfg.topologies)
 
 
 def calibrate(cfg: SuiteConfig, seed: int = 0, steps: int = 256) -> tuple[float, float, float, float, float]:
@@ -290,15 +310,18 @@ def round_config(base: SuiteConfig, overrides: Iterable[tuple[str, Any]]) -> Sui
     return sub if sub.metric_samples else dataclasses.replace(sub, metric_samples=ROUND_METRIC_SAMPLES)
 
 
-def _theorem_steps(cfg: SuiteConfig, steps: int | None) -> int:
-    """Steps of Theorem 1's run under ``cfg``: ``steps`` (:attr:`Evidence.steps`) where known, at most
-    ``theorem_K_cap``; the cap where not."""
-    return cfg.theorem_K_cap if steps is None else min(cfg.theorem_K_cap, steps)
+def _theorem_steps(cfg: SuiteConfig, steps: tuple[int, ...] | None) -> tuple[int, ...]:
+    """Steps of the Theorem 1 runs under ``cfg``, one per schedule that runs: ``steps``
+    (:attr:`Evidence.steps`) where known, each at most ``theorem_K_cap``; the cap on every schedule
+    where not."""
+    if steps is None:
+        return (cfg.theorem_K_cap,) * len(cfg.topologies)
+    return tuple(min(cfg.theorem_K_cap, s) for s in steps)
 
 
-def _runs(cfg: SuiteConfig, key: str, theorem_steps: int | None = None) -> list[tuple[int, int, int]]:
+def _runs(cfg: SuiteConfig, key: str, theorem_steps: tuple[int, ...] | None = None) -> list[tuple[int, int, int]]:
     """``(steps, replicas, n)`` of every run of experiment ``key`` under ``cfg`` (an upper estimate;
-    Theorem 1's run at ``theorem_steps`` where given, else at ``theorem_K_cap``)."""
+    Theorem 1's runs at ``theorem_steps`` where given, else at ``theorem_K_cap`` on every schedule)."""
     n, S = cfg.n, len(cfg.topologies)
     if key == "rates":  # own realisations: on a random schedule one run of one replica each (exp_rates)
         from .setting import is_random, setting_schedules
@@ -317,7 +340,7 @@ def _runs(cfg: SuiteConfig, key: str, theorem_steps: int | None = None) -> list[
     if key == "descent":
         return [(K, cfg.replicas, n) for K in cfg.descent_Ks] * 2
     if key == "theorem":
-        return [(_theorem_steps(cfg, theorem_steps), cfg.theorem_replicas, n)] * S
+        return [(steps, cfg.theorem_replicas, n) for steps in _theorem_steps(cfg, theorem_steps)]
     if key == "delays":
         return [(K, cfg.delay_replicas, n) for K in delay_ladder(cfg)] * len(cfg.taus)
     if key == "baselines":
@@ -363,22 +386,22 @@ def estimate_seconds(
     controls: bool = False,
     workers: int = 1,
     controls_only: bool = False,
-    theorem_steps: int | None = None,
+    theorem_steps: tuple[int, ...] | None = None,
 ) -> float:
     """Wall seconds of a run of checks ``names`` under ``cfg``, from the calibration ``per_step``
     (:func:`calibrate`): runs cost ``a + b R`` a step at ``cfg.n`` (n / cfg.n times that at n nodes),
     the mixing experiment ``c`` a step of the longest run on each schedule (it streams the
     connectivity over every step a run takes, which comes first); then the largest unit, or the
     total over ``workers``, whichever is longer. ``controls_only``: a round for the controls alone,
-    without the main units it leaves out (:func:`control_mains`). ``theorem_steps``: the length of
-    Theorem 1's run where known (:attr:`Evidence.steps`), else ``theorem_K_cap``."""
+    without the main units it leaves out (:func:`control_mains`). ``theorem_steps``: the lengths of
+    Theorem 1's runs where known (:attr:`Evidence.steps`), else ``theorem_K_cap`` on every schedule."""
     from .config import longest_run
 
     c = per_step[2] if len(per_step) > 2 else 0.0
     keys = list(dict.fromkeys(k for nm in names for k in BY_NAME[nm].experiments))
     first = 0.0
     if "mixing" in keys or "mixing" in needs_of(keys):
-        steps = max(longest_run(cfg), _theorem_steps(cfg, theorem_steps) if "theorem" in keys else 0)
+        steps = max(longest_run(cfg), max(_theorem_steps(cfg, theorem_steps), default=0) if "theorem" in keys else 0)
         first = c * steps * len(cfg.topologies)
     units = []
     left_out = control_mains(BY_NAME[nm] for nm in names) if controls and controls_only else set()
