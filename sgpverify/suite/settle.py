@@ -62,7 +62,10 @@ __all__ = [
     "REGIME_POINTS",
     "DEFAULT_BUDGET",
     "ROUND_METRIC_SAMPLES",
+    "FLOOR_MARGIN",
+    "MAX_DOUBLINGS",
     "Evidence",
+    "floor_doublings",
     "evidence_for",
     "calibrate",
     "estimate_seconds",
@@ -220,15 +223,69 @@ def evidence_for(check: Check, cfg: SuiteConfig) -> Evidence:
         # a departure can act relative to the ladder's start (the constant-step control's gamma =
         # sqrt(n/K_min)): shifting the ladder would rerun the same picture at larger K, so the control's
         # ladder keeps its start and gets two doublings more
+        # and, where its decay is faster than predicted (a departure whose noise floor ends the decay),
+        # doublings up to where that floor turns the decay to the slow side (:func:`floor_doublings`)
+        floor = floor_doublings(text, tuple(getattr(cfg, ladders[0][0]))) if len(ladders) == 1 else None
+        doublings = int(math.log2(SHIFT)) if floor is None else floor[0]
         for field, _ in ladders:
             ladder = tuple(getattr(cfg, field))
-            over.append((field, ladder + tuple(int(ladder[-1]) * 2**j for j in range(1, 1 + int(math.log2(SHIFT))))))
-        why = "the control's departure is still emerging at the end of the ladder: two doublings more, its start kept"
+            over.append((field, ladder + tuple(int(ladder[-1]) * 2**j for j in range(1, 1 + doublings))))
+        why = "the control's departure is still emerging at the end of the ladder: " + (
+            "two doublings more, its start kept" if floor is None else f"{floor[1]}, its start kept"
+        )
     else:
         for field, _ in ladders:
             over.append((field, _scaled(getattr(cfg, field), SHIFT)))
         why = "the local slopes are still moving at the end of the ladder: the ladder two doublings further"
     return Evidence(tuple(over), why)
+
+
+#: The local slopes a rate check's detail lists (one list per schedule or delay), and its prediction.
+_SLOPES = re.compile(r"local slopes (-?[0-9.]+(?:, -?[0-9.]+)*)")
+_BAND = re.compile(r"vs (-?[0-9.]+) \+- ([0-9.]+)")
+#: The local slope a control's ladder aims at, in deltas above the prediction (the slow side): the
+#: admissible correction at the ladder's end and the slopes' spread both fit within that margin.
+FLOOR_MARGIN = 3
+#: The most doublings a control's round adds (the next round predicts again from its own slopes).
+MAX_DOUBLINGS = 8
+
+
+def floor_doublings(text: str, ladder: tuple[int, ...]) -> tuple[int, str] | None:
+    """Doublings of ``ladder`` that a control's round adds where its rate check reads a decay faster
+    than predicted (``text``, the control's detail: "local slopes ..." on ``ladder``, "vs p +- delta"),
+    with the reason; None where the text does not show that (the round then adds :data:`SHIFT`).
+
+    A departure that leaves a noise floor B (a constant step: the stationarity average A/K + B) decays
+    at -1 while A/K dominates and turns to 0 after: its local slope at K is -1/(1 + qK), q = B/A. The
+    last local slope s at the ladder's last midpoint x gives q = (-1/s - 1)/x; the slope reaches the
+    slow side of the band, p + :data:`FLOOR_MARGIN` delta, where the midpoint is at K* = x q*/q (q* from
+    that slope). The ladder ends at the first doubling whose last midpoint passes K*: at least
+    log2(:data:`SHIFT`) doublings (today's rule), at most :data:`MAX_DOUBLINGS`. With several lists
+    (schedules, delays), the nearest K*: one that fails detects the departure. The model chooses the
+    evidence only; the verdict is the check's on the data."""
+    band = _BAND.search(text)
+    lists = [[float(v) for v in m.split(", ")] for m in _SLOPES.findall(text)]
+    if band is None or not lists or len(ladder) < 2:
+        return None
+    p, delta = float(band.group(1)), float(band.group(2))
+    target = p + FLOOR_MARGIN * delta
+    x = math.sqrt(float(ladder[-1]) * float(ladder[-2]))
+    if not -1.0 < target < 0.0:
+        return None
+    found = [
+        (x * (-1.0 / target - 1.0) / (-1.0 / sl[-1] - 1.0), sl[-1])
+        for sl in lists
+        if len(sl) == len(ladder) - 1 and -1.0 < sl[-1] < p - delta  # faster than the band, short of -1
+    ]
+    if not found:
+        return None
+    star, s = min(found)
+    # the last midpoint after j doublings is x 2^j
+    j = min(MAX_DOUBLINGS, max(int(math.log2(SHIFT)), math.ceil(math.log2(max(star / x, 1.0)))))
+    return j, (
+        f"its decay, faster than predicted (last local slope {s:.3f}), ends at its noise floor, which A/K + B "
+        f"through that slope puts at K ~ {star:.2g} (local slope {target:g}): {j} doublings more"
+    )
 
 
 def _theorem_lengths(cfg: SuiteConfig, text: str, K: float) -> tuple[int, ...]:
