@@ -572,3 +572,26 @@ def test_a_theorem_round_costs_only_the_schedules_whose_threshold_it_reaches():
     # a threshold printed just above the cap that may lie below it is costed at the cap, not left out
     edge = _theorem_lengths(dataclasses.replace(QUICK, theorem_K_cap=1048576), "threshold (known part) 1.05e+06", 1e6)
     assert edge == (1048576,)
+
+
+def test_a_control_unit_is_costed_by_the_runs_it_makes():
+    # independent count: the steps x replicas x nodes the control's data holds, against the cost model's share;
+    # a control of an experiment on the setting's schedules runs one of them (on the defaults' two schedules a
+    # control round was estimated at twice its time: 116 s for 58 s), and each control is a unit of its own
+    from sgpverify.suite.settle import _runs, control_units
+
+    cfg = dataclasses.replace(QUICK, Ks=(64, 128, 256), rate_replicas=4)
+    assert len(cfg.topologies) == 2
+    part = suite.run_suite(cfg, only=["stationarity-rate"], controls=True, controls_only=True)
+    runs = [r for sch in part.data["controls"]["constant-step:rates"]["schedules"].values() for r in sch["runs"]]
+    actual = sum(r["K"] * len(r["stationarity"]) * r["n"] for r in runs)
+    (key, share), = control_units(cfg, ["stationarity-rate"])
+    assert key == "rates" and share == 0.5
+    assert math.isclose(actual, share * sum(K * R * n for K, R, n in _runs(cfg, "rates")), rel_tol=1e-12)
+    per_step = (1e-6, 1e-6)
+    only = estimate_seconds(cfg, ["stationarity-rate"], per_step, controls=True, controls_only=True) - 3.0
+    main = estimate_seconds(cfg, ["stationarity-rate"], per_step) - 3.0
+    assert math.isclose(only, share * main, rel_tol=1e-12)  # the main rates unit left out, the control's half
+    # two checks whose controls run on the same experiment: two control units
+    assert [k for k, _ in control_units(cfg, ["stationarity-rate", "consensus-rate"])] == ["rates", "rates"]
+    assert control_units(cfg, ["stationarity-rate", "stationarity-rate"]) == [("rates", 0.5)]

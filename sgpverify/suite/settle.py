@@ -73,6 +73,7 @@ __all__ = [
     "round_config",
     "settle",
     "control_mains",
+    "control_units",
     "round_controls",
     "needs_settling",
     "duration",
@@ -411,6 +412,24 @@ def _runs(cfg: SuiteConfig, key: str, theorem_steps: tuple[int, ...] | None = No
     return []
 
 
+def control_units(cfg: SuiteConfig, names: Iterable[str]) -> list[tuple[str, float]]:
+    """The control units a run of checks ``names`` with controls adds: ``(experiment, share)``, one
+    per experiment and control (as :func:`~sgpverify.suite.runner.plan_units` lists them), with the
+    share of the main unit's runs it makes: a control of an experiment that runs on the setting's
+    schedules runs on one of them (:func:`~sgpverify.suite.setting.control_schedules`), 1/S of them."""
+    S = max(1, len(cfg.topologies))
+    out, seen = [], set()
+    for nm in names:
+        ctl = BY_NAME[nm].control
+        for k in ctl.experiments if ctl is not None else ():
+            if (k, ctl.variant) in seen:
+                continue
+            seen.add((k, ctl.variant))
+            exp = EXPERIMENTS.get(k)
+            out.append((k, 1.0 / S if exp is not None and exp.on_schedules else 1.0))
+    return out
+
+
 def control_mains(claims: Iterable[Claim]) -> set[str]:
     """The main experiments that a round for the controls of ``claims`` alone can leave out: those that
     only the controls' own evaluation reads, where the control's data replace them whole. Kept: every
@@ -460,12 +479,16 @@ def estimate_seconds(
     if "mixing" in keys or "mixing" in needs_of(keys):
         steps = max(longest_run(cfg), max(_theorem_steps(cfg, theorem_steps), default=0) if "theorem" in keys else 0)
         first = c * steps * len(cfg.topologies)
-    units = []
+
+    def cost(k):
+        return sum(
+            steps * step_seconds(cfg, steps, R, per_step) * m / cfg.n for steps, R, m in _runs(cfg, k, theorem_steps)
+        )
+
     left_out = control_mains(BY_NAME[nm] for nm in names) if controls and controls_only else set()
-    for k in keys:
-        runs = _runs(cfg, k, theorem_steps)
-        cost = sum(steps * step_seconds(cfg, steps, R, per_step) * m / cfg.n for steps, R, m in runs)
-        units += [cost] if k in left_out else ([cost, cost] if controls else [cost])
+    units = [cost(k) for k in keys if k not in left_out]
+    if controls:
+        units += [cost(k) * share for k, share in control_units(cfg, names)]
     if not units:
         return ROUND_OVERHEAD + first
     return ROUND_OVERHEAD + first + max(max(units), sum(units) / max(1, workers))
