@@ -293,9 +293,9 @@ def _theorem_lengths(cfg: SuiteConfig, text: str, K: float) -> tuple[int, ...]:
     """The steps of each Theorem 1 run a round under ``cfg`` takes (:attr:`Evidence.steps`), from the
     check's ``text``: one run per schedule whose threshold, as the detail prints it (three significant
     digits, so within 0.5% of it), is within ``theorem_K_cap``; a schedule beyond it runs nothing
-    (the planned run's verdicts on the defaults' two schedules: one threshold within a cap, the other
-    not, had the round costed twice). Where the text names no threshold per schedule: the nearest,
-    ``K`` (two significant digits, within 5%), on every schedule."""
+    (with tanh regression on the defaults' two schedules one threshold was within the cap and the
+    other not: costed for both, the round was estimated at twice its time). Where the text names no
+    threshold per schedule: the nearest, ``K`` (two significant digits, within 5%), on every schedule."""
     cap = cfg.theorem_K_cap
     per = [float(t) for t in _THRESHOLD.findall(text)]
     runs = tuple(theorem_run_length(cfg, min(1.005 * t, cap)) for t in per if 0.995 * t <= cap)
