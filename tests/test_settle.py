@@ -595,3 +595,38 @@ def test_a_control_unit_is_costed_by_the_runs_it_makes():
     # two checks whose controls run on the same experiment: two control units
     assert [k for k, _ in control_units(cfg, ["stationarity-rate", "consensus-rate"])] == ["rates", "rates"]
     assert control_units(cfg, ["stationarity-rate", "stationarity-rate"]) == [("rates", 0.5)]
+
+
+def test_a_round_that_does_not_fit_with_its_controls_runs_the_checks_without_them():
+    # the checks first: on tanh regression (Erdos-Renyi) the rate round with its controls (5 units) was
+    # estimated just beyond the 10 minutes left, and three checks stayed inconclusive; without the controls
+    # (2 units) it fits, the checks are judged, and the controls stay open for a later round or the hints
+    from sgpverify.suite.settle import WITHOUT_CONTROLS, round_config
+
+    clock = _Clock()
+    modes = []
+
+    def run(cfg, only, controls, controls_only=False):
+        modes.append((tuple(only), controls, controls_only))
+        clock.t += 1.0
+        ctl = {"verdict": "fail", "detected": True} if controls else None
+        return _result([_check(nm, "pass", "m", "d", control=ctl) for nm in only], controls=controls)
+
+    open_ctl = {"name": "constant-step", "verdict": "inconclusive", "detected": False, "measured": "x"}
+    check = _check("stationarity-rate", "inconclusive", "m", "width 0.2; more replicas", control=open_ctl)
+    sub = round_config(QUICK, evidence_for(check, QUICK).overrides)
+    per_step = (1e-4, 1e-5, 0.0)
+    with_ctl = estimate_seconds(sub, ["stationarity-rate"], per_step, True)
+    bare = estimate_seconds(sub, ["stationarity-rate"], per_step, False)
+    assert bare < with_ctl
+    budget = 1.25 * (bare + with_ctl) / 2 / 60  # fits without the controls, not with them
+    checks, rec = settle(_result([check], controls=True), run, budget=budget, per_step=per_step, clock=clock)
+    assert modes[0] == (("stationarity-rate",), False, False)
+    assert checks[0].verdict == "pass" and checks[0].control["detected"] is False  # the control stays open
+    (r,) = rec["checks"]["stationarity-rate"]["rounds"]
+    assert WITHOUT_CONTROLS in r["why"] and r["control"] is None and not r["control_kept"]
+    assert "stationarity-rate" in rec["next"]  # the control's own round, beyond the budget: in the hints
+    # with room for the controls the same round runs with them
+    modes.clear()
+    settle(_result([check], controls=True), run, budget=2 * budget, per_step=per_step, clock=_Clock())
+    assert modes[0] == (("stationarity-rate",), True, False)

@@ -221,11 +221,9 @@ def evidence_for(check: Check, cfg: SuiteConfig) -> Evidence:
             over.append((reps, 2 * getattr(cfg, reps)))
         why = "an interval too wide for the band: twice the replicas, and the ladder one doubling further"
     elif for_control:
-        # a departure can act relative to the ladder's start (the constant-step control's gamma =
-        # sqrt(n/K_min)): shifting the ladder would rerun the same picture at larger K, so the control's
-        # ladder keeps its start and gets two doublings more
-        # and, where its decay is faster than predicted (a departure whose noise floor ends the decay),
-        # doublings up to where that floor turns the decay to the slow side (:func:`floor_doublings`)
+        # a departure can act relative to the ladder's start (the constant step's gamma = sqrt(n/K_min)): a
+        # shifted ladder reruns the same picture, so the ladder keeps its start and gets two doublings more, or
+        # as many as its noise floor needs where its decay is faster than predicted (:func:`floor_doublings`)
         floor = floor_doublings(text, tuple(getattr(cfg, ladders[0][0]))) if len(ladders) == 1 else None
         doublings = int(math.log2(SHIFT)) if floor is None else floor[0]
         for field, _ in ladders:
@@ -244,8 +242,7 @@ def evidence_for(check: Check, cfg: SuiteConfig) -> Evidence:
 #: The local slopes a rate check's detail lists (one list per schedule or delay), and its prediction.
 _SLOPES = re.compile(r"local slopes (-?[0-9.]+(?:, -?[0-9.]+)*)")
 _BAND = re.compile(r"vs (-?[0-9.]+) \+- ([0-9.]+)")
-#: The local slope a control's ladder aims at, in deltas above the prediction (the slow side): the
-#: admissible correction at the ladder's end and the slopes' spread both fit within that margin.
+#: The local slope a control's ladder aims at, in deltas above the prediction (its slow side).
 FLOOR_MARGIN = 3
 #: The most doublings a control's round adds (the next round predicts again from its own slopes).
 MAX_DOUBLINGS = 8
@@ -290,12 +287,9 @@ def floor_doublings(text: str, ladder: tuple[int, ...]) -> tuple[int, str] | Non
 
 
 def _theorem_lengths(cfg: SuiteConfig, text: str, K: float) -> tuple[int, ...]:
-    """The steps of each Theorem 1 run a round under ``cfg`` takes (:attr:`Evidence.steps`), from the
-    check's ``text``: one run per schedule whose threshold, as the detail prints it (three significant
-    digits, so within 0.5% of it), is within ``theorem_K_cap``; a schedule beyond it runs nothing
-    (with tanh regression on the defaults' two schedules one threshold was within the cap and the
-    other not: costed for both, the round was estimated at twice its time). Where the text names no
-    threshold per schedule: the nearest, ``K`` (two significant digits, within 5%), on every schedule."""
+    """The steps of each Theorem 1 run a round under ``cfg`` takes (:attr:`Evidence.steps`): one run per
+    schedule whose threshold in ``text`` (three significant digits: within 0.5%) is within
+    ``theorem_K_cap``, none beyond it; where the text names none, ``K`` (within 5%) on every schedule."""
     cap = cfg.theorem_K_cap
     per = [float(t) for t in _THRESHOLD.findall(text)]
     runs = tuple(theorem_run_length(cfg, min(1.005 * t, cap)) for t in per if 0.995 * t <= cap)
@@ -589,12 +583,18 @@ def settle(
             secs = estimate_seconds(
                 sub, names, per_step, with_ctl, workers, controls_only=only_ctl, theorem_steps=steps
             )
+            if with_ctl and not only_ctl and not _fits(clock, slow, secs, deadline):
+                # the checks first: a round that judges them and does not fit with its controls runs
+                # without them where that fits (the controls stay open, for a later round or the hints)
+                bare = estimate_seconds(sub, names, per_step, False, workers, theorem_steps=steps)
+                if _fits(clock, slow, bare, deadline):
+                    secs, with_ctl, why = bare, False, f"{why} ({WITHOUT_CONTROLS})"
             costed.append((secs, over, why, r, names, sub, (with_ctl, only_ctl)))
         if not costed:
             break
         costed.sort(key=lambda e: (e[0], e[4]))
         secs, over, why, r, names, sub, (with_ctl, only_ctl) = costed[0]
-        if clock() + 1.25 * slow * secs > deadline:  # the cheapest round does not fit: none does
+        if not _fits(clock, slow, secs, deadline):  # the cheapest round does not fit: none does
             for e in costed:
                 for nm in e[4]:
                     nxt[nm] = {
@@ -659,6 +659,17 @@ def settle(
         "next": nxt,
     }
     return tuple(checks[c.name] for c in result.checks), record
+
+
+#: What a round's reason says where it runs without the controls it would have run (:func:`settle`).
+WITHOUT_CONTROLS = "its controls left out: with them the round would not fit the budget left"
+#: The margin on a round's estimate (and the machine's slowdown so far) within which it must fit.
+MARGIN = 1.25
+
+
+def _fits(clock: Callable[[], float], slow: float, secs: float, deadline: float) -> bool:
+    """Whether a round estimated at ``secs`` fits before ``deadline`` (:data:`MARGIN`, slowdown ``slow``)."""
+    return clock() + MARGIN * slow * secs <= deadline
 
 
 def _merge(old: Check, new: Check, r: int, stream: int, why: str, over) -> Check:
