@@ -608,11 +608,12 @@ def test_a_round_that_does_not_fit_with_its_controls_runs_the_checks_without_the
 
     def run(cfg, only, controls, controls_only=False):
         modes.append((tuple(only), controls, controls_only))
-        clock.t += 1.0
+        clock.t += took
         ctl = {"verdict": "fail", "detected": True} if controls else None
         return _result([_check(nm, "pass", "m", "d", control=ctl) for nm in only], controls=controls)
 
     open_ctl = {"name": "constant-step", "verdict": "inconclusive", "detected": False, "measured": "x"}
+    open_ctl["detail"] = "s: exponent -0.2 [-0.3, -0.1]; local slopes -0.2, -0.1, -0.1, -0.1"
     check = _check("stationarity-rate", "inconclusive", "m", "width 0.2; more replicas", control=open_ctl)
     sub = round_config(QUICK, evidence_for(check, QUICK).overrides)
     per_step = (1e-4, 1e-5, 0.0)
@@ -620,12 +621,16 @@ def test_a_round_that_does_not_fit_with_its_controls_runs_the_checks_without_the
     bare = estimate_seconds(sub, ["stationarity-rate"], per_step, False)
     assert bare < with_ctl
     budget = 1.25 * (bare + with_ctl) / 2 / 60  # fits without the controls, not with them
+    took = 0.9 * 60 * budget  # the round takes most of the budget: the control's own round does not fit
     checks, rec = settle(_result([check], controls=True), run, budget=budget, per_step=per_step, clock=clock)
     assert modes[0] == (("stationarity-rate",), False, False)
     assert checks[0].verdict == "pass" and checks[0].control["detected"] is False  # the control stays open
     (r,) = rec["checks"]["stationarity-rate"]["rounds"]
     assert WITHOUT_CONTROLS in r["why"] and r["control"] is None and not r["control_kept"]
     assert "stationarity-rate" in rec["next"]  # the control's own round, beyond the budget: in the hints
+    # ... planned from the ladder its control was judged on (the planned run's), not from the round's
+    want = list(QUICK.Ks) + [2 * QUICK.Ks[-1], 4 * QUICK.Ks[-1]]
+    assert rec["next"]["stationarity-rate"]["config"] == [f"Ks = {want}"]
     # with room for the controls the same round runs with them
     modes.clear()
     settle(_result([check], controls=True), run, budget=2 * budget, per_step=per_step, clock=_Clock())

@@ -124,11 +124,9 @@ class Evidence:
 
     overrides: tuple[tuple[str, Any], ...]
     why: str
-    #: Steps of the round's Theorem 1 runs, one entry per schedule that runs one, where the verdict
-    #: names the thresholds: each run takes that many
-    #: (:func:`~sgpverify.suite.experiments.bounds.theorem_run_length`), not ``theorem_K_cap``, which
-    #: keeps a margin above them, and a schedule whose threshold lies beyond the cap runs nothing.
-    #: Estimates only (:func:`estimate_seconds`).
+    #: Steps of the round's Theorem 1 runs, one per schedule that runs one (its threshold within the
+    #: cap; :func:`~sgpverify.suite.experiments.bounds.theorem_run_length`, not ``theorem_K_cap``, which
+    #: keeps a margin above them). Estimates only (:func:`estimate_seconds`).
     steps: tuple[int, ...] | None = None
 
     @property
@@ -546,6 +544,7 @@ def settle(
     rounds: dict[str, list[dict]] = {}
     left: dict[str, str] = {}
     current = {c.name: cfg for c in result.checks}  # each check's configuration of its last round
+    judged = dict(current)  # ... and of the last that ran its control (a round may leave it out: _fits)
     pending = [c.name for c in result.checks if needs_settling(c)]
     stream, slow = 0, 1.0
     nxt: dict[str, dict] = {}  # the next round of each check the budget stopped
@@ -560,14 +559,14 @@ def settle(
         plans: dict[tuple, list[str]] = {}
         for name in pending:
             r = len(rounds.get(name, [])) + 1
-            ev = evidence_for(checks[name], current[name])
+            base = judged[name] if checks[name].verdict != "inconclusive" else current[name]
+            ev = evidence_for(checks[name], base)
             if not ev.runs:
                 left[name] = ev.why
                 continue
             if r > MAX_ROUNDS:
                 left[name] = f"still inconclusive after {MAX_ROUNDS} rounds (the most a check gets)"
                 continue
-            base = current[name]
             plans.setdefault((ev.overrides, ev.why, r, base, ev.steps), []).append(name)
         if not plans:
             break
@@ -584,8 +583,7 @@ def settle(
                 sub, names, per_step, with_ctl, workers, controls_only=only_ctl, theorem_steps=steps
             )
             if with_ctl and not only_ctl and not _fits(clock, slow, secs, deadline):
-                # the checks first: a round that judges them and does not fit with its controls runs
-                # without them where that fits (the controls stay open, for a later round or the hints)
+                # the checks first: without the controls where only that fits (they stay open)
                 bare = estimate_seconds(sub, names, per_step, False, workers, theorem_steps=steps)
                 if _fits(clock, slow, bare, deadline):
                     secs, with_ctl, why = bare, False, f"{why} ({WITHOUT_CONTROLS})"
@@ -644,6 +642,8 @@ def settle(
             )
             checks[c.name] = new
             current[c.name] = dataclasses.replace(sub, noise_stream=0)
+            if with_ctl:  # its control judged on this round's configuration
+                judged[c.name] = current[c.name]
         pending = [nm for nm in pending if nm not in left and needs_settling(checks[nm])]
     record = {
         "budget_minutes": budget,
