@@ -267,6 +267,25 @@ def test_isolated_steps_beyond_two_over_L_keep_a_run_in_the_regime_and_stretches
     assert outside_step_regime([_run_record(wmin=0.5)], L) is None
 
 
+def test_a_constant_step_outside_the_regime_is_not_sent_to_a_longer_ladder():
+    # gamma = sqrt(n/K) falls with K, and a longer run enters the regime; a constant step (the constant-step
+    # control: gamma = sqrt(n/K_min) at every K) does not, and no "needs K >=" may be printed for it
+    from sgpverify.suite.claims.common import outside_step_regime
+    from sgpverify.suite.criteria import FIXED_STEP
+
+    L = lambda r: 2.0  # noqa: E731
+    pairs = dict(steps_out_share=0.001, steps_out_longest=2, weight_floor_share=0.07)
+    falls = outside_step_regime([_run_record(**pairs)], L)
+    assert "needs K >= 8.2e+03" in falls and FIXED_STEP not in falls
+    fixed = outside_step_regime([_run_record(K=65536, **pairs)], L)  # gamma of K = 4096 at K = 65536
+    assert FIXED_STEP in fixed and "needs K" not in fixed and "gamma = 0.0625" in fixed
+    # with both on the ladder, the constant step's run is the one that no longer ladder helps: it is named
+    both = outside_step_regime([_run_record(**pairs), _run_record(K=65536, **pairs)], L)
+    assert FIXED_STEP in both and "at K = 65536" in both
+    # in the regime, a constant step is no reason to speak
+    assert outside_step_regime([_run_record(K=65536, wmin=0.5)], L) is None
+
+
 @pytest.mark.filterwarnings("ignore::sgpverify.errors.EffectiveStepWarning")
 def test_a_run_with_delays_draining_the_weights_stays_outside_the_regime():
     # the case the rule was made for: random peer with random delays tau = 2 at n = 16, where the weights fall

@@ -13,8 +13,9 @@ import pytest
 import sgpverify as sv
 from sgpverify.suite import QUICK
 from sgpverify.suite.config import validate_config
+from sgpverify.suite.cost import step_seconds
 from sgpverify.suite.runs import metric_sample, run_one
-from sgpverify.suite.settle import ROUND_METRIC_SAMPLES, round_config, step_seconds
+from sgpverify.suite.settle import ROUND_METRIC_SAMPLES, round_config
 
 
 class RowProblem:

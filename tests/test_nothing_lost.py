@@ -14,7 +14,8 @@ from sgpverify import outdir, plots, report, sweep
 from sgpverify.cli import main
 from sgpverify.errors import CacheWarning
 
-ONLY = ["--quick", "--only", "mixing-constants", "--no-progress", "--no-cache"]
+# one worker: the tests are about the locations, and a pool of worker processes would only add its start
+ONLY = ["--quick", "--only", "mixing-constants", "--no-progress", "--no-cache", "--workers", "1"]
 
 
 @pytest.fixture
@@ -195,7 +196,7 @@ def test_options_that_apply_are_still_taken(home, capsys):
     assert main(["verify", *ONLY, "--topology", "torus", "--rows", "2", "--nodes", "16", "--out", "a"]) == 0
     assert "torus(2x8)" in (home / "a" / "data.json").read_text()
     (home / "short.toml").write_text("delay_Ks = [64, 128]\ndelay_replicas = 4\n")  # a short delay ladder
-    cfg = ["--quick", "--config", "short.toml", "--no-progress", "--no-cache", "--delay", "random"]
+    cfg = ["--quick", "--config", "short.toml", "--no-progress", "--no-cache", "--delay", "random", "--workers", "1"]
     assert main(["verify", *cfg, "--only", "delay-consensus", "--out", "b"]) in (0, 4)
     got = json.loads((home / "b" / "checks.json").read_text())["config"]
     assert (got["delay"], got["delay_Ks"], got["delay_replicas"]) == ("random", [64, 128], 4)

@@ -8,10 +8,10 @@ import pytest
 import sgpverify as sv
 from sgpverify import suite
 from sgpverify.engine import stack_replicas
+from sgpverify.suite.cost import estimate_seconds
 from sgpverify.suite.experiments import exp_rates
 from sgpverify.suite.runs import step_regime_record
 from sgpverify.suite.setting import is_random, realisation_seed, realisations, resolve_topology
-from sgpverify.suite.settle import estimate_seconds
 
 
 def test_stacked_runs_of_one_replica_are_the_replicas_of_one_call_on_a_shared_schedule():

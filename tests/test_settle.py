@@ -11,12 +11,11 @@ from test_claims_degenerate import tiny  # noqa: F401  (the module-scoped run of
 from sgpverify import suite
 from sgpverify.report import settle_summary
 from sgpverify.suite import QUICK, Check, SuiteResult
+from sgpverify.suite.cost import control_mains, estimate_seconds
 from sgpverify.suite.criteria import level, spending
 from sgpverify.suite.settle import (
     MAX_ROUNDS,
     REGIME_POINTS,
-    control_mains,
-    estimate_seconds,
     evidence_for,
     needs_settling,
     settle,
@@ -476,24 +475,24 @@ def test_the_cost_model_counts_every_run_an_experiment_makes(tiny, key):  # noqa
     # independent count: the steps x replicas x nodes of the run records the experiment actually wrote, against
     # the settle cost model's list (an upper estimate, but not a loose one); a ladder the model forgets (the
     # delay experiment runs delay_Ks and Ks) shows here
-    from sgpverify.suite.settle import _runs
+    from sgpverify.suite.cost import experiment_runs
 
     cfg, data = tiny
     actual = sum(r["K"] * len(r["stationarity"]) * r["n"] for r in suite.EXPERIMENTS[key].runs(data[key]))
-    model = sum(K * R * n for K, R, n in _runs(cfg, key))
+    model = sum(K * R * n for K, R, n in experiment_runs(cfg, key))
     assert actual <= model * (1 + 1e-12) and model <= 1.5 * actual, (key, actual, model)
 
 
 def test_the_cost_model_counts_the_delay_runs_of_both_ladders(tiny):  # noqa: F811
     # the delay experiment runs the ratio's delay_Ks and the exponent's Ks: a round that extends Ks alone
     # (delay-rate's) costs the delay runs at those K too
-    from sgpverify.suite.settle import _runs
+    from sgpverify.suite.cost import experiment_runs
 
     cfg, _ = tiny
     cfg = dataclasses.replace(cfg, delay_Ks=(32,), Ks=(32, 64), taus=(0, 1), delay_replicas=2)
     data = suite.EXPERIMENTS["delays"](cfg, 0)
     actual = sum(r["K"] * len(r["stationarity"]) * r["n"] for r in suite.EXPERIMENTS["delays"].runs(data))
-    assert actual == sum(K * R * n for K, R, n in _runs(cfg, "delays"))
+    assert actual == sum(K * R * n for K, R, n in experiment_runs(cfg, "delays"))
 
 
 def test_a_theorem_round_is_costed_at_its_threshold_not_at_the_cap():
@@ -578,7 +577,7 @@ def test_a_control_unit_is_costed_by_the_runs_it_makes():
     # independent count: the steps x replicas x nodes the control's data holds, against the cost model's share;
     # a control of an experiment on the setting's schedules runs one of them (on the defaults' two schedules a
     # control round was estimated at twice its time: 116 s for 58 s), and each control is a unit of its own
-    from sgpverify.suite.settle import _runs, control_units
+    from sgpverify.suite.cost import control_units, experiment_runs
 
     cfg = dataclasses.replace(QUICK, Ks=(64, 128, 256), rate_replicas=4)
     assert len(cfg.topologies) == 2
@@ -587,7 +586,7 @@ def test_a_control_unit_is_costed_by_the_runs_it_makes():
     actual = sum(r["K"] * len(r["stationarity"]) * r["n"] for r in runs)
     ((key, share),) = control_units(cfg, ["stationarity-rate"])
     assert key == "rates" and math.isclose(share, 0.5, rel_tol=4 * np.finfo(float).eps)
-    assert math.isclose(actual, share * sum(K * R * n for K, R, n in _runs(cfg, "rates")), rel_tol=1e-12)
+    assert math.isclose(actual, share * sum(K * R * n for K, R, n in experiment_runs(cfg, "rates")), rel_tol=1e-12)
     per_step = (1e-6, 1e-6)
     only = estimate_seconds(cfg, ["stationarity-rate"], per_step, controls=True, controls_only=True) - 3.0
     main = estimate_seconds(cfg, ["stationarity-rate"], per_step) - 3.0

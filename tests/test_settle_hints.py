@@ -58,7 +58,7 @@ class _Result:
 
 def test_hints_plan_the_next_round_and_say_when_nothing_settles():
     from sgpverify.suite import QUICK
-    from sgpverify.suite.settle import estimate_seconds
+    from sgpverify.suite.cost import estimate_seconds
 
     checks = [
         _Check("stationarity-rate", "inconclusive", "erdos-renyi not measured: the step-size regime needs K >= 4e+04",
@@ -91,7 +91,8 @@ def test_hints_cost_the_round_settling_would_run():
     detected gets a round without the controls, one whose control is open a round with them, and a
     decided check with a missed control a round for the control alone."""
     from sgpverify.suite import QUICK
-    from sgpverify.suite.settle import estimate_seconds, evidence_for
+    from sgpverify.suite.cost import estimate_seconds
+    from sgpverify.suite.settle import evidence_for
 
     why = "interval width 0.2 > delta = 0.05; more replicas"
     found = {"name": "constant-step", "detected": True}

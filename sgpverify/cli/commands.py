@@ -460,8 +460,9 @@ def cmd_verify(a: argparse.Namespace, out: TextIO, err: TextIO | None = None) ->
             if owned:
                 client.close()
     settle = []
+    from ..suite.cost import calibrate
     from ..suite.hints import settle_hints
-    from ..suite.settle import calibrate, needs_settling
+    from ..suite.settle import needs_settling
 
     if any(needs_settling(c) for c in result.checks):  # what would settle them, with calibrated times
         per_step = (result.settle or {}).get("per_step")
@@ -616,12 +617,11 @@ def _straggler_figure(res, outdir):
     fig, ax = plt.subplots(figsize=(8.5, 4.6))
     hits = {r["algorithm"]: r["time_to_target"] for r in res["rows"]}
     for i, (alg, (t, g2)) in enumerate(res["grad_curves"].items()):
-        color = f"C{i}"
         hit = hits.get(alg)
         when = "not reached" if hit is None else f"{hit:.2f} s to target"
-        ax.plot(t, g2, color=color, label=f"{alg} ({when})")
+        ax.plot(t, g2, color=f"C{i}", label=f"{alg} ({when})")
         if hit is not None:
-            ax.axvline(hit, color=color, lw=0.8, ls=":")
+            ax.axvline(hit, color=f"C{i}", lw=0.8, ls=":")
     ax.axhline(res["target"], color="k", lw=1.0, ls="--", label=f"target {res['target']:.3g}")
     ax.set(
         yscale="log",

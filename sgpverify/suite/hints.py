@@ -5,7 +5,7 @@ An inconclusive verdict says why (its ``measured`` and ``detail``); :func:`settl
 into the next round of :mod:`sgpverify.suite.settle` (the same rules: a ladder from the regime it
 needs, a longer ladder where the local slopes still move, more replicas where an interval is too
 wide), the command that runs it (``--only NAME --settle --budget M``) and its time, estimated from a
-short calibration run of the engine on the user's own problem (:func:`~sgpverify.suite.settle.calibrate`:
+short calibration run of the engine on the user's own problem (:func:`~sgpverify.suite.cost.calibrate`:
 measured throughput, not a constant). A check that no compute settles says so instead.
 """
 
@@ -15,7 +15,8 @@ import dataclasses
 import math
 from typing import Any
 
-from .settle import duration, estimate_seconds, evidence_for, needs_settling, round_config, round_controls
+from .cost import duration, estimate_seconds
+from .settle import evidence_for, needs_settling, round_config, round_controls
 
 __all__ = ["SettleHint", "settle_hints"]
 
@@ -42,7 +43,7 @@ class SettleHint:
 def settle_hints(result: Any, per_step: tuple[float, float] | None = None, workers: int = 1) -> list[SettleHint]:
     """A :class:`SettleHint` for every inconclusive check of ``result`` (a SuiteResult), and for every
     decisive one whose control was not detected (named ``"NAME, its control CONTROL"``; its command
-    keeps ``--controls``); ``per_step`` (``(a, b)`` of :func:`~sgpverify.suite.settle.calibrate`) turns
+    keeps ``--controls``); ``per_step`` (``(a, b)`` of :func:`~sgpverify.suite.cost.calibrate`) turns
     the plans into times."""
     cfg = result.config
     rec = result.settle or {}

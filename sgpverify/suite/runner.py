@@ -12,11 +12,12 @@ from ..usercode import user_error
 from ..validation import check_float, check_int
 from .claims import CHECK_NAMES, CLAIMS, load_file
 from .config import PRESETS, QUICK, SuiteConfig, config_from_dict, validate_config
+from .cost import control_mains
 from .departures import NONE, Variant, vacuous
 from .experiments import EXPERIMENTS, needs_of, run_experiments
 from .records import Check, CheckError, Claim, SuiteResult, code_of, control_record
 from .setting import setting_code, upload_files
-from .settle import DEFAULT_BUDGET, control_mains
+from .settle import DEFAULT_BUDGET
 from .settle import settle as settle_checks
 
 if TYPE_CHECKING:
@@ -292,7 +293,7 @@ def run_suite(
     controls_only : bool
         With ``controls``: a settling round for controls that the planned run missed on checks it
         judged. The main units that only such a control's own evaluation would replace are left out
-        (:func:`~sgpverify.suite.settle.control_mains`); a check whose main data are then missing is
+        (:func:`~sgpverify.suite.cost.control_mains`); a check whose main data are then missing is
         not judged again (inconclusive, "not rerun"), and its control is judged as always.
     """
     workers = check_int("workers", workers, min_value=1)

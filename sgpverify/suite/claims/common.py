@@ -12,6 +12,7 @@ from scipy import stats
 
 from ... import rates
 from ..criteria import (
+    FIXED_STEP,
     RATE_CORRECTION,
     RATE_DELTA,
     RATE_OMEGA,
@@ -446,11 +447,13 @@ def outside_step_regime(runs: list[dict[str, Any]], L_of: Any) -> str | None:
         need = r["K"] * (r["gamma"] * L / (2.0 * w)) ** 2 if w and w > 0 else math.inf
         if share is not None and need <= r["K"]:
             need = 2.0 * r["K"]  # a small share, but in stretches: a longer run shortens them
-        if worst is None or need > worst[0]:
-            worst = (need, eff, L, r)
+        # a step that does not fall with K (a constant step): no longer run enters the regime
+        fixed = not math.isclose(r["gamma"], math.sqrt(r["n"] / r["K"]), rel_tol=1e-9)
+        if worst is None or (fixed, need) > (worst[4], worst[0]):
+            worst = (need, eff, L, r, fixed)
     if worst is None:
         return None
-    need, eff, L, r = worst
+    need, eff, L, r, fixed = worst
     if r.get("steps_out_share") is None:
         how = f"the effective step gamma / w_min = {eff:.3g} exceeds 2/L = {2 / L:.3g}"
     else:
@@ -459,10 +462,14 @@ def outside_step_regime(runs: list[dict[str, Any]], L_of: Any) -> str | None:
             f"steps, up to {r['steps_out_longest']} in a row (the regime allows {REGIME_SHARE:.0%}, one at a time), "
             f"up to {eff:.3g}"
         )
+    where = (
+        f"with gamma = sqrt(n/K) the regime needs K >= {need:.2g}"
+        if not fixed
+        else f"{FIXED_STEP} (gamma = {r['gamma']:.3g}), and a longer ladder does not enter the regime"
+    )
     return (
         f"outside the step-size regime of the analysis: at K = {r['K']} (n = {r['n']}) {how}, beyond which a "
-        f"gradient step can diverge (push-sum weights down to {r['weight_min']:.3g}); with gamma = sqrt(n/K) "
-        f"the regime needs K >= {need:.2g}"
+        f"gradient step can diverge (push-sum weights down to {r['weight_min']:.3g}); {where}"
     )
 
 
