@@ -257,7 +257,7 @@ def test_isolated_steps_beyond_two_over_L_keep_a_run_in_the_regime_and_stretches
     assert outside_step_regime([iso], L) is None
     # the same share in stretches of two: out, and a longer run is asked for
     why = outside_step_regime([dict(iso, steps_out_longest=2)], L)
-    assert why and "2 in a row" in why and "needs K >= 8.2e+03" in why
+    assert why and "2 in a row" in why and "needs K >= 8192" in why
     # a share above the rule's, one at a time: out, K from the floor's quantile (gamma sqrt(K) fixed)
     many = _run_record(steps_out_share=2 * REGIME_SHARE, steps_out_longest=1, weight_floor_share=0.02)
     why = outside_step_regime([many], L)
@@ -267,21 +267,23 @@ def test_isolated_steps_beyond_two_over_L_keep_a_run_in_the_regime_and_stretches
     assert outside_step_regime([_run_record(wmin=0.5)], L) is None
 
 
-def test_a_constant_step_outside_the_regime_is_not_sent_to_a_longer_ladder():
-    # gamma = sqrt(n/K) falls with K, and a longer run enters the regime; a constant step (the constant-step
-    # control: gamma = sqrt(n/K_min) at every K) does not, and no "needs K >=" may be printed for it
+def test_a_constant_step_outside_the_regime_asks_for_a_later_start_not_a_longer_run():
+    # gamma = sqrt(n/K) falls with K: the regime comes at K = n (L / 2w)^2. A constant step (the constant-step
+    # control: gamma = sqrt(n/K_min) at every K) is set by the ladder's start: the same K for its start, whatever
+    # the run's own K (before, the run's K times (gamma L / 2w)^2: K / K_min times too far)
     from sgpverify.suite.claims.common import outside_step_regime
-    from sgpverify.suite.criteria import FIXED_STEP
 
     L = lambda r: 2.0  # noqa: E731
+    quantile = dict(steps_out_share=0.02, steps_out_longest=1, weight_floor_share=0.02)
+    need = 16 * (2.0 / (2 * 0.02)) ** 2  # n (L / 2w)^2, by hand
+    falls = outside_step_regime([_run_record(**quantile)], L)
+    assert f"with gamma = sqrt(n/K) the regime needs K >= {need:.2g}" in falls and "does not fall" not in falls
+    fixed = outside_step_regime([_run_record(K=65536, **quantile)], L)  # gamma of K = 4096, run at K = 65536
+    assert f"needs K >= {need:.2g} there" in fixed and "gamma = 0.0625 does not fall with K" in fixed
+    # in stretches only (the quantile within 2/L): twice the start's K (a falling step: twice the run's K)
     pairs = dict(steps_out_share=0.001, steps_out_longest=2, weight_floor_share=0.07)
-    falls = outside_step_regime([_run_record(**pairs)], L)
-    assert "needs K >= 8.2e+03" in falls and FIXED_STEP not in falls
-    fixed = outside_step_regime([_run_record(K=65536, **pairs)], L)  # gamma of K = 4096 at K = 65536
-    assert FIXED_STEP in fixed and "needs K" not in fixed and "gamma = 0.0625" in fixed
-    # with both on the ladder, the constant step's run is the one that no longer ladder helps: it is named
-    both = outside_step_regime([_run_record(**pairs), _run_record(K=65536, **pairs)], L)
-    assert FIXED_STEP in both and "at K = 65536" in both
+    assert "needs K >= 8192" in outside_step_regime([_run_record(**pairs)], L)
+    assert "needs K >= 8192 there" in outside_step_regime([_run_record(K=65536, **pairs)], L)
     # in the regime, a constant step is no reason to speak
     assert outside_step_regime([_run_record(K=65536, wmin=0.5)], L) is None
 

@@ -28,7 +28,6 @@ __all__ = [
     "REGIME_SHARE",
     "LOOSE_BOUND",
     "SHORT_HORIZON",
-    "FIXED_STEP",
 ]
 
 
@@ -137,8 +136,3 @@ def spending(share: float) -> Iterator[None]:
 #: The words a bound check uses where its product constant S2 is infinite because the products of the
 #: mixing matrices do not contract within ``bound_horizon`` (settling reads them and lengthens it).
 SHORT_HORIZON = "do not contract within bound_horizon"
-
-#: The words a rate check uses where a run outside the step-size regime has a step that does not fall
-#: with K (a constant step): a longer ladder does not bring it into the regime (settling reads them and
-#: runs no round for it).
-FIXED_STEP = "its step does not fall with K"

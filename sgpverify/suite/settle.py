@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from .claims import BY_NAME
 from .config import validate_config
 from .cost import calibrate, duration, estimate_seconds
-from .criteria import FIXED_STEP, SHORT_HORIZON, spending
+from .criteria import SHORT_HORIZON, spending
 from .experiments.bounds import theorem_run_length
 from .records import EXCUSES, excuse
 
@@ -179,8 +179,6 @@ def evidence_for(check: Check, cfg: SuiteConfig) -> Evidence:
         return Evidence(
             (("bound_horizon", h),), f"the products {SHORT_HORIZON}: the horizon {HORIZON_FACTOR} times longer"
         )
-    if FIXED_STEP in text:  # a constant step outside the regime: a longer ladder takes it further out
-        return Evidence((), f"no longer ladder enters the step-size regime: its runs are outside it, and {FIXED_STEP}")
     need = _NEEDS.search(text)
     theorem = any(field == "theorem_K_cap" for field, _ in ladders)
     if theorem and need:  # Theorem 1's threshold: run there

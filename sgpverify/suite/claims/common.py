@@ -12,7 +12,6 @@ from scipy import stats
 
 from ... import rates
 from ..criteria import (
-    FIXED_STEP,
     RATE_CORRECTION,
     RATE_DELTA,
     RATE_OMEGA,
@@ -441,19 +440,26 @@ def outside_step_regime(runs: list[dict[str, Any]], L_of: Any) -> str | None:
         share = r.get("steps_out_share")
         if share is not None and share <= REGIME_SHARE and r.get("steps_out_longest", 2) <= 1:
             continue  # isolated excursions, a small share of the run
-        # gamma = sqrt(n/K): the effective step at a given weight falls below 2/L from K (gamma L / (2 w))^2 on;
-        # with the share recorded, the weight is the floor's REGIME_SHARE quantile (the floor's distribution stays)
+        # the effective step at a given weight w falls below 2/L once the step is 2w/L, which gamma = sqrt(n/K)
+        # reaches at K = n (L / (2 w))^2: the K of the run's step (n / gamma^2) times (gamma L / (2 w))^2; with the
+        # share recorded, w is the floor's REGIME_SHARE quantile (the floor's distribution stays). A step that
+        # does not fall with K (the constant step: sqrt(n/K_min), the ladder's start) falls with that start
+        at = r["n"] / r["gamma"] ** 2
+        fixed = not math.isclose(at, r["K"], rel_tol=1e-9)
+        at = at if fixed else r["K"]
         w = r.get("weight_floor_share") if share is not None else r["weight_min"]
-        need = r["K"] * (r["gamma"] * L / (2.0 * w)) ** 2 if w and w > 0 else math.inf
-        if share is not None and need <= r["K"]:
-            need = 2.0 * r["K"]  # a small share, but in stretches: a longer run shortens them
-        # a step that does not fall with K (a constant step): no longer run enters the regime
-        fixed = not math.isclose(r["gamma"], math.sqrt(r["n"] / r["K"]), rel_tol=1e-9)
-        if worst is None or (fixed, need) > (worst[4], worst[0]):
-            worst = (need, eff, L, r, fixed)
+        need = at * (r["gamma"] * L / (2.0 * w)) ** 2 if w and w > 0 else math.inf
+        stretches = share is not None and need <= at
+        if stretches:
+            need = 2.0 * at  # a small share, but in stretches: a longer run (a later start) shortens them
+        if worst is None or need > worst[0]:
+            worst = (need, eff, L, r, fixed, stretches)
     if worst is None:
         return None
-    need, eff, L, r, fixed = worst
+    need, eff, L, r, fixed, stretches = worst
+    # twice a run's K, a power of two on the ladders, is printed whole: rounded up to two digits, it would pass the
+    # next power of two, and a round would start its ladder twice as far as needed
+    need_text = f"{need:.0f}" if stretches else f"{need:.2g}"
     if r.get("steps_out_share") is None:
         how = f"the effective step gamma / w_min = {eff:.3g} exceeds 2/L = {2 / L:.3g}"
     else:
@@ -463,9 +469,10 @@ def outside_step_regime(runs: list[dict[str, Any]], L_of: Any) -> str | None:
             f"up to {eff:.3g}"
         )
     where = (
-        f"with gamma = sqrt(n/K) the regime needs K >= {need:.2g}"
+        f"with gamma = sqrt(n/K) the regime needs K >= {need_text}"
         if not fixed
-        else f"{FIXED_STEP} (gamma = {r['gamma']:.3g}), and a longer ladder does not enter the regime"
+        else f"its step gamma = {r['gamma']:.3g} does not fall with K (a ladder from the same start does not enter "
+        f"the regime); with gamma = sqrt(n/K_min) of the ladder's start the regime needs K >= {need_text} there"
     )
     return (
         f"outside the step-size regime of the analysis: at K = {r['K']} (n = {r['n']}) {how}, beyond which a "
