@@ -573,27 +573,41 @@ def test_a_theorem_round_costs_only_the_schedules_whose_threshold_it_reaches():
     assert edge == (1048576,)
 
 
-def test_a_control_unit_is_costed_by_the_runs_it_makes():
-    # independent count: the steps x replicas x nodes the control's data holds, against the cost model's share;
-    # a control of an experiment on the setting's schedules runs one of them (on the defaults' two schedules a
-    # control round was estimated at twice its time: 116 s for 58 s), and each control is a unit of its own
+def test_a_control_unit_is_costed_by_the_runs_it_makes(monkeypatch):
+    # independent count: the steps x replicas x nodes the engine runs for the control in a round (every call of
+    # simulate_run), against the cost model's share; a control of an experiment on the setting's schedules runs
+    # one of them (on the defaults' two schedules a control round was estimated at twice its time: 116 s for
+    # 58 s), each control is a unit of its own, and a round runs the constant step's ladder as its longest run
+    from sgpverify.suite import runs as runs_mod
     from sgpverify.suite.cost import control_units, experiment_runs
 
     cfg = dataclasses.replace(QUICK, Ks=(64, 128, 256), rate_replicas=4)
     assert len(cfg.topologies) == 2
-    part = suite.run_suite(cfg, only=["stationarity-rate"], controls=True, controls_only=True)
-    runs = [r for sch in part.data["controls"]["constant-step:rates"]["schedules"].values() for r in sch["runs"]]
-    actual = sum(r["K"] * len(r["stationarity"]) * r["n"] for r in runs)
-    ((key, share),) = control_units(cfg, ["stationarity-rate"])
-    assert key == "rates" and math.isclose(share, 0.5, rel_tol=4 * np.finfo(float).eps)
-    assert math.isclose(actual, share * sum(K * R * n for K, R, n in experiment_runs(cfg, "rates")), rel_tol=1e-12)
+    steps = []
+    real = runs_mod.simulate_run
+
+    def counted(cfg_, prob, topo, K, seed, gamma, replicas, **kw):
+        steps.append(K * replicas * prob.n_nodes)
+        return real(cfg_, prob, topo, K, seed, gamma, replicas, **kw)
+
+    monkeypatch.setattr(runs_mod, "simulate_run", counted)
+    for stream in (0, 1):  # the planned run's control (each K alone), a round's (one run)
+        steps.clear()
+        sub = dataclasses.replace(cfg, noise_stream=stream)
+        part = suite.run_suite(sub, only=["stationarity-rate"], controls=True, controls_only=True, workers=1)
+        runs = [r for sch in part.data["controls"]["constant-step:rates"]["schedules"].values() for r in sch["runs"]]
+        assert [r["K"] for r in runs] == [64, 128, 256]
+        ((key, share, variant),) = control_units(sub, ["stationarity-rate"])
+        assert key == "rates" and math.isclose(share, 0.5, rel_tol=4 * np.finfo(float).eps)
+        model = experiment_runs(sub, "rates", variant=variant) if stream else experiment_runs(sub, "rates")
+        assert math.isclose(sum(steps), share * sum(K * R * n for K, R, n in model), rel_tol=1e-12), stream
+    assert sum(steps) == 256 * 4 * cfg.n  # the round: one run of the longest K
     per_step = (1e-6, 1e-6)
     only = estimate_seconds(cfg, ["stationarity-rate"], per_step, controls=True, controls_only=True) - 3.0
-    main = estimate_seconds(cfg, ["stationarity-rate"], per_step) - 3.0
-    assert math.isclose(only, share * main, rel_tol=1e-12)  # the main rates unit left out, the control's half
+    assert math.isclose(only, (1e-6 + 1e-6 * 4) * 256, rel_tol=1e-9)  # the main rates unit left out: K_max only
     # two checks whose controls run on the same experiment: two control units
-    assert [k for k, _ in control_units(cfg, ["stationarity-rate", "consensus-rate"])] == ["rates", "rates"]
-    assert control_units(cfg, ["stationarity-rate", "stationarity-rate"]) == [("rates", 0.5)]
+    assert [k for k, *_ in control_units(cfg, ["stationarity-rate", "consensus-rate"])] == ["rates", "rates"]
+    assert control_units(cfg, ["stationarity-rate", "stationarity-rate"]) == [("rates", 0.5, variant)]
 
 
 def test_a_round_that_does_not_fit_with_its_controls_runs_the_checks_without_them():

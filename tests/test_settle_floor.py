@@ -113,3 +113,39 @@ def test_a_control_whose_constant_step_left_the_regime_starts_its_ladder_later()
         ev = evidence_for(_control_check(name, f"{_text(_slopes(1.0, 1e-7, LADDER))}; {why}"), cfg)
         assert ev.overrides == (("Ks", (32768, 65536, 131072)),), name
         assert "the step-size regime needs K >= 3.3e+04" in ev.why
+
+
+def _tau_text(by_tau, p=-0.5, delta=0.05):
+    """A delay-rate detail as check_delay_rate writes it: one list of local slopes per tau."""
+    return "; ".join(
+        f"tau={tau} (erdos-renyi, random delays): exponent -0.9 [-0.91, -0.89] vs {p:g} +- {delta:g}: "
+        f"inconclusive (tau={tau} stationarity); local slopes " + ", ".join(f"{v:.3f}" for v in sl)
+        for tau, sl in by_tau.items()
+    )
+
+
+def test_a_delay_control_round_runs_the_delay_whose_floor_is_nearest_alone():
+    # one delay whose rate fails detects the constant step; the other delays' runs would only be reported
+    cfg = dataclasses.replace(QUICK, Ks=LADDER)
+    near, far = _slopes(1.0, 1e-5, LADDER), _slopes(1.0, 1e-7, LADDER)
+    for order in ((1, 2, 4), (4, 1, 2), (2, 4, 1)):
+        slopes = dict(zip(order, (far, near, far)))  # the second-named delay has the nearest floor
+        ev = evidence_for(_control_check("delay-rate", _tau_text(slopes)), cfg)
+        j = floor_doublings(_text(near), LADDER)[0]
+        assert ev.overrides == (
+            ("Ks", LADDER + tuple(LADDER[-1] * 2**i for i in range(1, j + 1))),
+            ("taus", (0, order[1])),
+        ), order
+        assert f"on tau = {order[1]} alone" in ev.why
+    # two delays in the configuration (0 and one): nothing to leave out; a detail that names no delay, or a
+    # delay the configuration does not run: the taus as they are
+    for c, text in (
+        (dataclasses.replace(cfg, taus=(0, 2)), _tau_text({2: near})),
+        (cfg, _text(far, near, far)),
+        (cfg, _tau_text({1: far, 3: near, 4: far})),
+    ):
+        ev = evidence_for(_control_check("delay-rate", text), c)
+        assert [k for k, _ in ev.overrides] == ["Ks"], text
+    # the stationarity-rate control's lists are schedules, not delays
+    ev = evidence_for(_control_check("stationarity-rate", _tau_text({1: far, 2: near})), cfg)
+    assert [k for k, _ in ev.overrides] == ["Ks"]

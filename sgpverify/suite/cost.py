@@ -10,6 +10,7 @@ under a configuration; :func:`estimate_seconds` adds them up, with the controls'
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 import warnings
@@ -18,11 +19,13 @@ from typing import TYPE_CHECKING
 from .claims import BY_NAME
 from .experiments import EXPERIMENTS, SCALINGS, needs_of
 from .experiments.delays import delay_ladder
+from .runs import prefix_ladder
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from .config import SuiteConfig
+    from .departures import Variant
     from .records import Claim
 
 __all__ = [
@@ -105,10 +108,21 @@ def theorem_run_steps(cfg: SuiteConfig, steps: tuple[int, ...] | None) -> tuple[
 
 
 def experiment_runs(
-    cfg: SuiteConfig, key: str, theorem_steps: tuple[int, ...] | None = None
+    cfg: SuiteConfig, key: str, theorem_steps: tuple[int, ...] | None = None, variant: Variant | None = None
 ) -> list[tuple[int, int, int]]:
     """``(steps, replicas, n)`` of every run of experiment ``key`` under ``cfg`` (an upper estimate;
-    Theorem 1's runs at ``theorem_steps`` where given, else at ``theorem_K_cap`` on every schedule)."""
+    Theorem 1's runs at ``theorem_steps`` where given, else at ``theorem_K_cap`` on every schedule).
+    ``variant``: the runs of that control in a settling round instead of the main runs: the delay
+    experiment's control leaves out tau = 0 (the main run's reference completes it), and a ladder
+    that a round runs as one run (:func:`~sgpverify.suite.runs.prefix_ladder`) costs its longest."""
+    if variant is not None:
+        runs = experiment_runs(cfg, key, theorem_steps)
+        if key == "delays":
+            runs = runs[: len(delay_ladder(cfg)) * (len(cfg.taus) - 1)]  # every tau's runs alike: one fewer tau
+        if key in ("rates", "delays") and prefix_ladder(dataclasses.replace(cfg, noise_stream=1), variant):
+            ladder = cfg.Ks if key == "rates" else delay_ladder(cfg)
+            runs = [(s, R, m) for s, R, m in runs if s == max(ladder)]
+        return runs
     n, S = cfg.n, len(cfg.topologies)
     if key == "rates":  # own realisations: on a random schedule one run of one replica each (exp_rates)
         from .setting import is_random, setting_schedules
@@ -141,11 +155,12 @@ def experiment_runs(
     return []
 
 
-def control_units(cfg: SuiteConfig, names: Iterable[str]) -> list[tuple[str, float]]:
-    """The control units a run of checks ``names`` with controls adds: ``(experiment, share)``, one
-    per experiment and control (as :func:`~sgpverify.suite.runner.plan_units` lists them), with the
-    share of the main unit's runs it makes: a control of an experiment that runs on the setting's
-    schedules runs on one of them (:func:`~sgpverify.suite.setting.control_schedules`), 1/S of them."""
+def control_units(cfg: SuiteConfig, names: Iterable[str]) -> list[tuple[str, float, Variant]]:
+    """The control units a run of checks ``names`` with controls adds: ``(experiment, share,
+    variant)``, one per experiment and control (as :func:`~sgpverify.suite.runner.plan_units` lists
+    them), with the share of the experiment's runs (:func:`experiment_runs` of the variant) it makes:
+    a control of an experiment that runs on the setting's schedules runs on one of them
+    (:func:`~sgpverify.suite.setting.control_schedules`), 1/S of them."""
     S = max(1, len(cfg.topologies))
     out, seen = [], set()
     for nm in names:
@@ -155,7 +170,7 @@ def control_units(cfg: SuiteConfig, names: Iterable[str]) -> list[tuple[str, flo
                 continue
             seen.add((k, ctl.variant))
             exp = EXPERIMENTS.get(k)
-            out.append((k, 1.0 / S if exp is not None and exp.on_schedules else 1.0))
+            out.append((k, 1.0 / S if exp is not None and exp.on_schedules else 1.0, ctl.variant))
     return out
 
 
@@ -210,16 +225,16 @@ def estimate_seconds(
         steps = max(longest_run(cfg), max(theorem_run_steps(cfg, theorem_steps), default=0) if "theorem" in keys else 0)
         first = c * steps * len(cfg.topologies)
 
-    def cost(k):
+    def cost(k, variant=None):
         return sum(
             steps * step_seconds(cfg, steps, R, per_step) * m / cfg.n
-            for steps, R, m in experiment_runs(cfg, k, theorem_steps)
+            for steps, R, m in experiment_runs(cfg, k, theorem_steps, variant)
         )
 
     left_out = control_mains(BY_NAME[nm] for nm in names) if controls and controls_only else set()
     units = [cost(k) for k in keys if k not in left_out]
     if controls:
-        units += [cost(k) * share for k, share in control_units(cfg, names)]
+        units += [cost(k, variant) * share for k, share, variant in control_units(cfg, names)]
     if not units:
         return ROUND_OVERHEAD + first
     return ROUND_OVERHEAD + first + max(max(units), sum(units) / max(1, workers))

@@ -15,6 +15,8 @@ from .departures import NONE, Perturbed, Variant, wrap_topology
 from .setting import realisation_seed
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ..engine import Trace
     from ..graphs import Topology
     from ..problems import ProblemProtocol
@@ -22,6 +24,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "run_one",
+    "run_ladder",
+    "prefix_ladder",
     "simulate_run",
     "problem_constants",
     "step_regime_record",
@@ -134,8 +138,71 @@ def run_one(
     ``topo`` a list (:func:`~sgpverify.suite.setting.realisations`): one realisation of a random
     schedule per replica, each run alone with the noise of :func:`~sgpverify.suite.setting.realisation_seed`
     and the runs stacked as replicas (:func:`~sgpverify.engine.stack_replicas`)."""
+    kw = dict(replicas=replicas, tau=tau, delay=delay, algorithm=algorithm, states=states, regime=regime)
+    return _runs(cfg, prob, topo, (K,), seed, variant, **kw)[0]
+
+
+def prefix_ladder(cfg: SuiteConfig, variant: Variant) -> bool:
+    """Whether :func:`run_ladder` runs a ladder of ``variant`` as one run: where the step does not
+    fall with K (the constant-step control: ``gamma = sqrt(n / K_min)`` at every K), a run of K steps
+    is the first K steps of the ladder's longest run, bit for bit (the engine draws its noise, its
+    delays and a random schedule's graphs step by step, and nothing depends on the run's length), so
+    its summaries are that run's prefixes. Only in a settling round (``noise_stream`` > 0): a
+    prefix's ``mass_tol`` takes the round-off scale of the whole run (its largest state), not of the
+    prefix (at least as large: a looser tolerance); the planned runs keep their own runs, and their
+    bits those of the runs one at a time."""
+    return variant.step == "constant" and bool(cfg.noise_stream)
+
+
+def run_ladder(
+    cfg: SuiteConfig,
+    prob: ProblemProtocol,
+    topo: Topology | list[Topology],
+    Ks: tuple[int, ...] | list[int],
+    seed: int,
+    variant: Variant = NONE,
+    progress: Callable[[int], object] | None = None,
+    **kw: Any,
+) -> list[dict[str, Any]]:
+    """:func:`run_one` at every K of ``Ks`` (same keywords), in order: one run of the largest K whose
+    prefixes give the others where :func:`prefix_ladder` says so (half the steps of the runs one at a
+    time on a doubling ladder), else one run per K. ``progress(K)`` after each K's summary."""
+    Ks = [int(K) for K in Ks]
+    if len(Ks) > 1 and prefix_ladder(cfg, variant):
+        got = dict(zip(sorted(set(Ks)), _runs(cfg, prob, topo, tuple(sorted(set(Ks))), seed, variant, **kw)))
+        out = [got[K] for K in Ks]
+        for K in Ks if progress else ():
+            progress(K)
+        return out
+    out = []
+    for K in Ks:
+        out.append(run_one(cfg, prob, topo, K, seed, variant, **kw))
+        if progress:
+            progress(K)
+    return out
+
+
+def _runs(
+    cfg: SuiteConfig,
+    prob: ProblemProtocol,
+    topo: Topology | list[Topology],
+    Ks: tuple[int, ...],
+    seed: int,
+    variant: Variant,
+    *,
+    replicas: int | None = None,
+    tau: int | None = None,
+    delay: str | None = None,
+    algorithm: str = "sgp",
+    states: bool = False,
+    regime: bool = False,
+) -> list[dict[str, Any]]:
+    """The summaries of the first K steps of one run of ``max(Ks)`` steps, for each K of ``Ks``
+    (increasing; one K: :func:`run_one`). The step is that of the longest K: callers pass several
+    only where it does not depend on K (:func:`prefix_ladder`)."""
     n = prob.n_nodes
-    gamma = _gamma(cfg, n, K, variant)
+    Kf = Ks[-1]
+    gamma = _gamma(cfg, n, Kf, variant)
     if variant.extra_noise or variant.shared_noise or variant.bias:
         prob = Perturbed(prob, variant)
     tau = cfg.tau if tau is None else tau
@@ -149,12 +216,22 @@ def run_one(
     R = cfg.replicas if replicas is None else replicas
     if own and len(own) != R:
         raise ValueError(f"topo must hold one realisation per replica ({R}), got {len(own)}")
-    sample = None
-    if cfg.metric_samples and K > cfg.metric_samples:
-        sample = metric_sample(K, R, cfg.metric_samples, seed, cfg.noise_stream)
-        kw["metric_mask"] = sample[0]
+    # each K's own sample of steps (as its run alone would draw it); the run evaluates at their union
+    samples = {
+        K: metric_sample(K, R, cfg.metric_samples, seed, cfg.noise_stream)
+        for K in Ks
+        if cfg.metric_samples and K > cfg.metric_samples
+    }
+    if samples:
+        mask = np.zeros((Kf + 1, R), dtype=bool)
+        for K in Ks:
+            if K in samples:
+                mask[: K + 1] |= samples[K][0]
+            else:  # a K that evaluates every step
+                mask[: K + 1] = True
+        kw["metric_mask"] = mask
     if states:  # keep at most about 2e6 numbers of states (every s-th iterate) for the Hessian fraction
-        states = max(1, int(math.ceil((K + 1) * R * n * prob.dim / 2e6)))
+        states = max(1, int(math.ceil((Kf + 1) * R * n * prob.dim / 2e6)))
     with warnings.catch_warnings(record=True) as caught:
         # the effective-step warning is a finding: kept in the run's record, not printed per run
         warnings.simplefilter("always", EffectiveStepWarning)
@@ -165,39 +242,96 @@ def run_one(
                         cfg,
                         prob,
                         t,
-                        K,
+                        Kf,
                         realisation_seed(seed, r),
                         gamma,
                         1,
                         algorithm=algorithm,
                         record_states=states,
-                        **(dict(kw, metric_mask=kw["metric_mask"][:, r]) if sample else kw),
+                        **(dict(kw, metric_mask=kw["metric_mask"][:, r]) if samples else kw),
                     )
                     for r, t in enumerate(topo)
                 ]
             )
         else:
-            tr = simulate_run(cfg, prob, topo, K, seed, gamma, R, algorithm=algorithm, record_states=states, **kw)
+            tr = simulate_run(cfg, prob, topo, Kf, seed, gamma, R, algorithm=algorithm, record_states=states, **kw)
     for w in caught:
         if not issubclass(w.category, EffectiveStepWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    gns = np.asarray(tr.grad_norm_sq, float).reshape(K + 1, R).T  # (R, K+1)
+    warning = next((str(w.message) for w in caught if issubclass(w.category, EffectiveStepWarning)), None)
+    series = {
+        "gns": np.asarray(tr.grad_norm_sq, float).reshape(Kf + 1, R).T,  # (R, K+1)
+        "cons": np.asarray(tr.consensus, float).reshape(Kf + 1, R).T,
+        "val": np.asarray(tr.value, float).reshape(Kf + 1, R).T,
+        "wk": np.asarray(tr.weight_min, float).reshape(Kf + 1, R).T,  # (R, K+1) weight floor of each step
+        "step_sq": np.asarray(tr.step_sq, float).reshape(Kf, R).T if tr.step_sq is not None else None,
+    }
+    scale = 1.0 + max(float(np.abs(tr.z).max()), tr.state_max)  # the round-off scale of the whole run
+    ends = dict(
+        mass_error=np.asarray(tr.mass_error, float).reshape(Kf + 1, -1),
+        weight_error=np.asarray(tr.weight_error, float).reshape(Kf + 1, -1),
+        weight_max=np.asarray(tr.weight_max, float).reshape(Kf + 1, -1),
+        mass_lost=None if getattr(tr, "mass_lost", None) is None else np.asarray(tr.mass_lost, float),
+    )
+    out = []
+    for K in Ks:
+        wmin = float(np.min(series["wk"][:, : K + 1]))
+        if K < Kf:  # the prefix's own finding: its weight floor, the engine's rule (gamma / w_min > 1/L)
+            eff, L = (gamma / wmin if wmin > 0 else math.inf), float(prob.L)
+            warning_K = _effective_warning(gamma, wmin, L) if L > 0 and eff > 1.0 / L else None
+        else:
+            warning_K = warning
+        out.append(
+            _summary(
+                K,
+                n,
+                gamma,
+                tau,
+                algorithm,
+                series,
+                ends,
+                scale,
+                samples.get(K),
+                wmin,
+                warning_K,
+                prob,
+                own,
+                regime,
+                states,
+                tr,
+            )
+        )
+    return out
+
+
+def _effective_warning(gamma: float, wmin: float, L: float) -> str:
+    """The engine's effective-step warning (:func:`~sgpverify.engine.simulate`) for a run prefix."""
+    eff = gamma / wmin if wmin > 0 else math.inf
+    return (
+        f"effective step step_size / w_min = {gamma:g} / {wmin:.3g} = {eff:.3g} exceeds "
+        f"1/L = {1.0 / L:.3g} (L = {L:.4g}): the descent analysis assumes a step <= 1/L on the "
+        f"de-biased parameters"
+    )
+
+
+def _summary(K, n, gamma, tau, algorithm, series, ends, scale, sample, wmin, warning, prob, own, regime, states, tr):
+    """The JSON-ready summary of the first K steps of a run (:func:`_runs`)."""
+    gns, cons, val, wk = (series[k][:, : K + 1] for k in ("gns", "cons", "val", "wk"))
+    step_sq = series["step_sq"][:, :K] if series["step_sq"] is not None else None
+    if sample is not None:  # this K's own steps only (a ladder's run evaluates the union of its Ks' samples)
+        gns = np.where(sample[0].T, gns, np.nan)
     measured = gns if sample is None else gns[sample[0].T]  # NaN where not evaluated (sampled)
-    if not (np.all(np.isfinite(measured)) and np.all(np.isfinite(tr.consensus))):
+    if not (np.all(np.isfinite(measured)) and np.all(np.isfinite(cons))):
         raise SimulationDivergedError(
             f"simulation diverged: the measurements overflowed in the run at K = {K} (step_size = {gamma:.4g}; "
             f"problem L = {float(prob.L):.4g}, so step_size <= 1/L = {1 / float(prob.L):.4g} is the safe range)"
         )
-    cons = np.asarray(tr.consensus, float).reshape(K + 1, R).T
-    val = np.asarray(tr.value, float).reshape(K + 1, R).T
-    step_sq = np.asarray(tr.step_sq, float).reshape(K, R).T if tr.step_sq is not None else None
     every = max(1, K // 256)
     if sample is None:
         stationarity, curve = gns[:, :K].mean(axis=1).tolist(), gns.mean(axis=0)[::every].tolist()
     else:
         stationarity, curve = _sampled(gns, sample[1], sample[2], K, every)
-    wmin = float(np.min(tr.weight_min))
-    wk = np.asarray(tr.weight_min, float).reshape(K + 1, R).T  # (R, K+1) weight floor of each step
+    mass_lost = ends["mass_lost"]
     out = {
         "K": K,
         "n": n,
@@ -211,25 +345,23 @@ def run_one(
         "consensus_w2_max": float((cons[:, :K] * wk[:, :K] ** 2).mean(axis=0).max()) if K else 0.0,
         "f0": val[:, 0].tolist(),
         "fK": val[:, K].tolist(),
-        "mass_error": float(np.nanmax(tr.mass_error)),
-        "weight_error": float(np.max(tr.weight_error)),
+        "mass_error": float(np.nanmax(ends["mass_error"][: K + 1])),
+        "weight_error": float(np.max(ends["weight_error"][: K + 1])),
         # round-off scales with the largest numerator the run carried (a transient can dwarf the end)
-        "mass_tol": 64 * EPS * K * n * (1.0 + max(float(np.abs(tr.z).max()), tr.state_max)),
+        "mass_tol": 64 * EPS * K * n * scale,
         "weight_tol": 64 * EPS * K * n,
         "weight_min": wmin,
-        "weight_max": float(np.max(tr.weight_max)),
+        "weight_max": float(np.max(ends["weight_max"][: K + 1])),
         "effective_step": gamma / wmin if wmin > 0 else math.inf,
-        "effective_step_warning": next(
-            (str(w.message) for w in caught if issubclass(w.category, EffectiveStepWarning)), None
-        ),
-        "mass_lost": float(np.nanmax(tr.mass_lost)) if getattr(tr, "mass_lost", None) is not None else 0.0,
+        "effective_step_warning": warning,
+        "mass_lost": float(np.nanmax(mass_lost[: K + 1])) if mass_lost is not None else 0.0,
         "G2sq": float(step_sq.mean(axis=0).max()) if step_sq is not None and K else None,
         "grad_norm_sq_curve": curve,
         "consensus_curve": cons.mean(axis=0)[::every].tolist(),
         "curve_every": every,
     }
     if sample is not None:
-        out["metric_samples"] = int(cfg.metric_samples)  # the stationarity is a sampled estimate
+        out["metric_samples"] = int(sample[1].shape[1])  # the stationarity is a sampled estimate
     if regime and wmin > 0 and gamma / wmin * float(prob.L) > 2.0:
         out.update(step_regime_record(wk[:, :K], gamma, float(prob.L), shared=not own))
     if states and hasattr(prob, "min_hessian_eigenvalue") and tr.z_history is not None:

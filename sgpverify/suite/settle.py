@@ -222,6 +222,10 @@ def evidence_for(check: Check, cfg: SuiteConfig) -> Evidence:
         why = "the control's departure is still emerging at the end of the ladder: " + (
             "two doublings more, its start kept" if floor is None else f"{floor[1]}, its start kept"
         )
+        tau = _nearest_tau(text, floor, cfg) if "delays" in BY_NAME[check.name].experiments else None
+        if tau is not None:
+            over.append(("taus", (0, tau)))
+            why += f"; on tau = {tau} alone (with its tau = 0 reference), the delay whose floor is nearest"
     else:
         for field, _ in ladders:
             over.append((field, _scaled(getattr(cfg, field), SHIFT)))
@@ -238,10 +242,11 @@ FLOOR_MARGIN = 3
 MAX_DOUBLINGS = 8
 
 
-def floor_doublings(text: str, ladder: tuple[int, ...]) -> tuple[int, str] | None:
+def floor_doublings(text: str, ladder: tuple[int, ...]) -> tuple[int, str, int] | None:
     """Doublings of ``ladder`` that a control's round adds where its rate check reads a decay faster
     than predicted (``text``, the control's detail: "local slopes ..." on ``ladder``, "vs p +- delta"),
-    with the reason; None where the text does not show that (the round then adds :data:`SHIFT`).
+    with the reason and the index of the list of slopes it follows (of those in ``text``); None where
+    the text does not show that (the round then adds :data:`SHIFT`).
 
     A departure that leaves a noise floor B (a constant step: the stationarity average A/K + B) decays
     at -1 while A/K dominates and turns to 0 after: its local slope at K is -1/(1 + qK), q = B/A. The
@@ -261,19 +266,45 @@ def floor_doublings(text: str, ladder: tuple[int, ...]) -> tuple[int, str] | Non
     if not -1.0 < target < 0.0:
         return None
     found = [
-        (x * (-1.0 / target - 1.0) / (-1.0 / sl[-1] - 1.0), sl[-1])
-        for sl in lists
+        (x * (-1.0 / target - 1.0) / (-1.0 / sl[-1] - 1.0), sl[-1], i)
+        for i, sl in enumerate(lists)
         if len(sl) == len(ladder) - 1 and -1.0 < sl[-1] < p - delta  # faster than the band, short of -1
     ]
     if not found:
         return None
-    star, s = min(found)
+    star, s, index = min(found)
     # the last midpoint after j doublings is x 2^j
     j = min(MAX_DOUBLINGS, max(int(math.log2(SHIFT)), math.ceil(math.log2(max(star / x, 1.0)))))
-    return j, (
+    return (
+        j,
         f"its decay, faster than predicted (last local slope {s:.3f}), ends at its noise floor, which A/K + B "
-        f"through that slope puts at K ~ {star:.2g} (local slope {target:g}): {j} doublings more"
+        f"through that slope puts at K ~ {star:.2g} (local slope {target:g}): {j} doublings more",
+        index,
     )
+
+
+#: Where a rate check's detail names the delay of a list of local slopes ("tau=2 (...): ...").
+_TAU = re.compile(r"tau=([0-9]+) ")
+
+
+def _nearest_tau(text: str, floor: tuple[int, str, int] | None, cfg: SuiteConfig) -> int | None:
+    """The delay of the list of local slopes whose floor :func:`floor_doublings` found nearest, where
+    ``text`` names one delay per list (the last ``tau=T`` before it) and ``cfg.taus`` holds more
+    delays than it; else None. A round for the control of a per-delay rate check runs that delay
+    alone: one delay whose rate fails detects the departure, and the others' runs would only be
+    reported (about three times the runs on the quick preset's delays 1, 2, 4)."""
+    if floor is None:
+        return None
+    taus, at = [], 0
+    for m in _SLOPES.finditer(text):
+        named = _TAU.findall(text, at, m.start())
+        taus.append(int(named[-1]) if named else None)
+        at = m.end()
+    i = floor[2]
+    tau = taus[i] if i < len(taus) else None
+    if tau is None or tau == 0 or tau not in cfg.taus or len(cfg.taus) <= 2:
+        return None
+    return tau
 
 
 def _theorem_lengths(cfg: SuiteConfig, text: str, K: float) -> tuple[int, ...]:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..departures import NONE, Variant
 from ..products import product_constants
-from ..runs import problem_constants, run_one
+from ..runs import problem_constants, run_ladder
 from ..setting import resolve_problem, setting_schedules
 
 if TYPE_CHECKING:
@@ -35,17 +35,27 @@ def exp_delays(
     prob = resolve_problem(cfg.problem, cfg)(cfg.n, seed)
     label, make = setting_schedules(cfg)[0]
     topo = make(cfg.n, seed)
-    runs = []
-    for K in delay_ladder(cfg):
-        for tau in cfg.taus:
-            if tau == 0 and variant != NONE:
-                continue  # a control's departure concerns the delayed runs: the reference comes from the main run
-            r = run_one(
-                cfg, prob, topo, K, seed, variant, tau=tau, delay="random", replicas=cfg.delay_replicas, regime=tau == 0
-            )
-            runs.append(r)
-            if progress:
-                progress(f"delays K={K} tau={tau}")
+    tick = (lambda tau: lambda K: progress(f"delays K={K} tau={tau}")) if progress else (lambda tau: None)
+    by_tau = {
+        tau: run_ladder(
+            cfg,
+            prob,
+            topo,
+            delay_ladder(cfg),
+            seed,
+            variant,
+            tau=tau,
+            delay="random",
+            replicas=cfg.delay_replicas,
+            regime=tau == 0,
+            progress=tick(tau),
+        )
+        for tau in cfg.taus
+        # a control's departure concerns the delayed runs: the reference comes from the main run
+        if not (tau == 0 and variant != NONE)
+    }
+    # K by K, every tau at each: the order of the runs one at a time
+    runs = [rs[i] for i in range(len(delay_ladder(cfg))) for rs in by_tau.values()]
     products = {}
     for tau in cfg.taus if variant == NONE else ():  # the schedule's constants: the control's are the same
         pc = product_constants(topo, tau, "random", seed, cfg.bound_horizon)

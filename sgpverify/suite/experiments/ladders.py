@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..departures import NONE, Variant
-from ..runs import problem_constants, run_one
+from ..runs import problem_constants, run_ladder, run_one
 from ..setting import realisations, resolve_problem, setting_schedules
 
 if TYPE_CHECKING:
@@ -34,23 +34,18 @@ def exp_rates(
     for label, make in schedules or setting_schedules(cfg):
         topo = make(cfg.n, seed)
         own = realisations(make, cfg.n, seed, cfg.rate_replicas) if cfg.own_realisations else None
-        runs = []
-        for K in cfg.Ks:
-            runs.append(
-                run_one(
-                    cfg,
-                    prob,
-                    own or topo,
-                    K,
-                    seed,
-                    variant,
-                    replicas=cfg.rate_replicas,
-                    states=variant == NONE,
-                    regime=True,
-                )
-            )
-            if progress:
-                progress(f"rates {label} K={K}")
+        runs = run_ladder(
+            cfg,
+            prob,
+            own or topo,
+            cfg.Ks,
+            seed,
+            variant,
+            replicas=cfg.rate_replicas,
+            states=variant == NONE,
+            regime=True,
+            progress=(lambda K, label=label: progress(f"rates {label} K={K}")) if progress else None,
+        )
         out[label] = {"topology": topo.name, "runs": runs}
         if own:
             out[label]["realisations"] = len(own)
