@@ -5,10 +5,10 @@ of the ladder's longest run. In a settling round the suite runs the longest one 
 prefixes. The second computation here is the ladder one run at a time (run_one per K)."""
 
 import dataclasses
-import math
 
 import numpy as np
 import pytest
+from test_metric_sample import RowProblem  # a finite-sum problem as a user writes it
 
 import sgpverify as sv
 from sgpverify.suite import QUICK
@@ -20,32 +20,8 @@ from sgpverify.suite.setting import realisations
 CONSTANT = BY_NAME["stationarity-rate"].control.variant
 assert CONSTANT.step == "constant"
 
-#: Keys whose values are the run's round-off scale or a message about the whole run
+#: Keys whose values take the whole run's round-off scale (its largest state), not the prefix's
 SCALE_KEYS = ("mass_tol",)
-
-
-class RowProblem:
-    """A finite-sum problem as a user writes it: one row of 8 per node and step."""
-
-    def __init__(self, n=6, d=3, seed=0):
-        rng = np.random.default_rng(seed)
-        self.A = rng.standard_normal((n, 8, d)) / math.sqrt(d)
-        self.b = rng.standard_normal((n, 8))
-        self.n_nodes, self.dim = n, d
-        self.L, self.sigma2, self.zeta2, self.f_lower = 8.0, 20.0, 20.0, 0.0
-
-    def grad(self, z, rng):
-        idx = rng.integers(8, size=z.shape[:-1] + (1,))
-        a, b = self.A[np.arange(self.n_nodes)[:, None], idx], self.b[np.arange(self.n_nodes)[:, None], idx]
-        return (np.tanh(np.sum(a * z[..., None, :], axis=-1) - b)[..., None] * a).mean(axis=-2)
-
-    def full_grad(self, x):
-        t = np.einsum("imk,...k->...im", self.A, np.asarray(x)) - self.b
-        return np.mean(np.mean(np.tanh(t)[..., None] * self.A, axis=-2), axis=-2)
-
-    def value(self, x):
-        t = np.einsum("imk,...k->...im", self.A, np.asarray(x)) - self.b
-        return np.mean(np.mean(np.log(np.cosh(t)), axis=-1), axis=-1)
 
 
 def _close(a, b, key):
