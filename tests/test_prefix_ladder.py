@@ -138,3 +138,32 @@ def test_a_round_s_constant_step_control_costs_what_the_engine_runs(monkeypatch,
         else:  # the planned run: every K alone, as its records say
             assert sum(seen) == sum(r["K"] * len(r["stationarity"]) for r in recs)
     assert sum(seen) > sum(K * R for K, R, _ in experiment_runs(cfg, key, variant=variant))
+
+
+def test_a_one_run_ladder_is_costed_at_the_union_of_its_samples(monkeypatch):
+    """Independent count: the steps the engine is asked to evaluate per replica (the metric_mask it
+    gets) against the cost model's upper estimate, sum_K min(K, metric_samples): no more, and not
+    loose (at least half); the longest K's own sample alone would be too few."""
+    from sgpverify.suite import runs as runs_mod
+    from sgpverify.suite.cost import prefix_samples
+
+    cfg = dataclasses.replace(ROUND, Ks=(128, 256, 512, 1024), metric_samples=64)
+    masks = []
+    real = runs_mod.simulate_run
+
+    def caught(cfg_, prob, topo, K, seed, gamma, replicas, **kw):
+        masks.append(np.asarray(kw["metric_mask"]))
+        return real(cfg_, prob, topo, K, seed, gamma, replicas, **kw)
+
+    monkeypatch.setattr(runs_mod, "simulate_run", caught)
+    run_ladder(cfg, RowProblem(), sv.graphs.erdos_renyi(6, 0.5, seed=1), cfg.Ks, 0, CONSTANT, replicas=3)
+    ((mask,),) = [masks]
+    per_replica = mask.sum(axis=0)
+    est = prefix_samples(cfg, "rates", CONSTANT).metric_samples
+    assert est == 4 * 64
+    assert np.all(per_replica <= est) and np.all(per_replica >= est / 2), (per_replica, est)
+    assert np.all(per_replica > 1.5 * 64)
+    # the runs one at a time (a planned run, a falling step, another experiment): the configuration as it is
+    assert prefix_samples(cfg, "rates", NONE) is cfg
+    assert prefix_samples(cfg, "speedup", CONSTANT) is cfg
+    assert prefix_samples(dataclasses.replace(cfg, metric_samples=0), "rates", CONSTANT).metric_samples == 0
