@@ -197,11 +197,31 @@ def test_at_most_max_rounds_and_never_beyond_the_budget():
     assert len(calls) == MAX_ROUNDS
     assert "after 3 rounds" in rec["left"]["topology-ratio"]
     assert calls[-1].topology_Ks == tuple(4**MAX_ROUNDS * k for k in QUICK.topology_Ks)
+    # what the last round read, and the further run by the same rule, as --config lines a user can run
+    assert "its last round read 'm'" in rec["left"]["topology-ratio"]
+    further = [4 ** (MAX_ROUNDS + 1) * k for k in QUICK.topology_Ks]
+    assert rec["left"]["topology-ratio"].endswith(f"in a --config file: topology_Ks = {further}")
     # a round whose estimate does not fit the budget left is not run, and says what it would need
     calls.clear()
     checks, rec = settle(_result(start), run, budget=0.01, per_step=(1e-3, 1e-3), clock=_Clock())
     assert calls == [] and "beyond the budget left" in rec["left"]["topology-ratio"]
     assert checks[0].verdict == "inconclusive"
+
+
+def test_a_control_open_after_max_rounds_says_what_its_last_round_read():
+    clock = _Clock()
+    ctl = {"name": "shared-noise", "verdict": "inconclusive", "detected": False, "measured": "ctl-m"}
+    ctl["detail"] = "extrapolation carries"
+
+    def run(cfg, only, controls, controls_only=False):
+        clock.t += 1.0
+        return _result([_check(nm, "pass", "m", "d", control=dict(ctl)) for nm in only], controls=controls)
+
+    start = [_check("topology-ratio", "pass", "m", "d", control=dict(ctl))]
+    _, rec = settle(_result(start, controls=True), run, budget=600, per_step=(0.0, 1e-12), clock=clock)
+    why = rec["left"]["topology-ratio"]
+    assert why.startswith("its control still inconclusive after 3 rounds") and "its last round read 'ctl-m'" in why
+    assert "topology_Ks = " in why
 
 
 def test_a_decisive_verdict_and_a_detected_control_are_never_rejudged():

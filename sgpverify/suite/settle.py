@@ -396,7 +396,7 @@ def settle(
                 left[name] = ev.why
                 continue
             if r > MAX_ROUNDS:
-                left[name] = f"still inconclusive after {MAX_ROUNDS} rounds (the most a check gets)"
+                left[name] = rounds_spent(checks[name], ev)
                 continue
             plans.setdefault((ev.overrides, ev.why, r, base, ev.steps), []).append(name)
         if not plans:
@@ -490,6 +490,20 @@ def settle(
         "next": nxt,
     }
     return tuple(checks[c.name] for c in result.checks), record
+
+
+def rounds_spent(check: Check, ev: Evidence) -> str:
+    """Why ``check`` (or its control) stays open after its :data:`MAX_ROUNDS` rounds, with what its
+    last round read and the evidence a further run would bring (``ev``, by the same rules), as the
+    lines of a ``--config`` file: a run of the check on that configuration is that evidence, judged
+    at the planned run's error rate."""
+    open_ = check.control if check.verdict != "inconclusive" and check.control is not None else None
+    what = "its control still inconclusive" if open_ is not None else "still inconclusive"
+    last = (open_ or {}).get("measured", "") if open_ is not None else check.measured
+    return (
+        f"{what} after {MAX_ROUNDS} rounds (the most a check gets); its last round read {last!r}; a further "
+        f"run: {ev.why}, with these lines in a --config file: {'; '.join(ev.lines())}"
+    )
 
 
 #: What a round's reason says where it runs without the controls it would have run (:func:`settle`).
