@@ -166,9 +166,10 @@ def run_ladder(
 ) -> list[dict[str, Any]]:
     """:func:`run_one` at every K of ``Ks`` (same keywords), in order: one run of the largest K whose
     prefixes give the others where :func:`prefix_ladder` says so (half the steps of the runs one at a
-    time on a doubling ladder), else one run per K. ``progress(K)`` after each K's summary."""
+    time on a doubling ladder), else one run per K (also where ``states`` is asked for: a run keeps
+    every s-th state, s set by its own length). ``progress(K)`` after each K's summary."""
     Ks = [int(K) for K in Ks]
-    if len(Ks) > 1 and prefix_ladder(cfg, variant):
+    if len(Ks) > 1 and prefix_ladder(cfg, variant) and not kw.get("states"):
         got = dict(zip(sorted(set(Ks)), _runs(cfg, prob, topo, tuple(sorted(set(Ks))), seed, variant, **kw)))
         out = [got[K] for K in Ks]
         for K in Ks if progress else ():
