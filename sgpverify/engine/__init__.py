@@ -49,7 +49,15 @@ else through the protocol's generic loop.
 from __future__ import annotations
 
 from .kernels import check_kernels_setting
-from .simulation import ALGORITHMS, memory_estimate, simulate
+from .simulation import ALGORITHMS, effective_step_message, memory_estimate, simulate
 from .trace import Trace, stack_replicas
 
-__all__ = ["simulate", "Trace", "stack_replicas", "ALGORITHMS", "check_kernels_setting", "memory_estimate"]
+__all__ = [
+    "simulate",
+    "Trace",
+    "stack_replicas",
+    "ALGORITHMS",
+    "check_kernels_setting",
+    "memory_estimate",
+    "effective_step_message",
+]

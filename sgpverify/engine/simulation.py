@@ -4,6 +4,7 @@ iterates it (the step of :mod:`sgpverify.engine.step`, the records of
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -24,7 +25,7 @@ from .mixers import Mixer, State
 from .step import Stepper
 from .trace import Recorder, Trace, record_count
 
-__all__ = ["simulate", "ALGORITHMS", "memory_estimate"]
+__all__ = ["simulate", "ALGORITHMS", "memory_estimate", "effective_step_message"]
 
 #: Bytes per node of a schedule's own arrays (edges, shares, index arrays of a period): measured at
 #: most about 1.1 kB for the exponential graph at n = 10^6, and about 100 more per unit of tau
@@ -38,6 +39,20 @@ STATE_COPIES = 7
 #: The names of the built-in methods that the engine runs through its fused step (each of
 #: :data:`~sgpverify.engine.methods.METHODS` names its own, or none).
 ALGORITHMS = tuple(name for name, cls in METHODS.items() if cls.fused is not None)
+
+
+def effective_step_message(gamma: float, w_min: float, L: float) -> str | None:
+    """The text of the :class:`~sgpverify.errors.EffectiveStepWarning` of a run with step ``gamma``
+    whose smallest push-sum weight was ``w_min`` (1 for a method without weights), on a problem with
+    smoothness ``L``: None where the effective step ``gamma / w_min`` is within ``1/L`` (or L is 0)."""
+    effective = gamma / w_min if w_min > 0 else math.inf
+    if not (L > 0 and effective > 1.0 / L):
+        return None
+    return (
+        f"effective step step_size / w_min = {gamma:g} / {w_min:.3g} = {effective:.3g} exceeds "
+        f"1/L = {1.0 / L:.3g} (L = {L:.4g}): the descent analysis assumes a step <= 1/L on the "
+        f"de-biased parameters"
+    )
 
 
 def simulate(
@@ -279,15 +294,9 @@ def simulate(
 
     w_low = stepper.w_low
     effective = gamma / w_low if push else gamma
-    L = float(problem.L)
-    if L > 0 and effective > 1.0 / L:
-        warnings.warn(
-            f"effective step step_size / w_min = {gamma:g} / {w_low:.3g} = {effective:.3g} exceeds "
-            f"1/L = {1.0 / L:.3g} (L = {L:.4g}): the descent analysis assumes a step <= 1/L on the "
-            f"de-biased parameters",
-            EffectiveStepWarning,
-            stacklevel=2,
-        )
+    message = effective_step_message(gamma, w_low if push else 1.0, float(problem.L))
+    if message is not None:
+        warnings.warn(message, EffectiveStepWarning, stacklevel=2)
     X, w = st.X, st.w
     if not debias or st.w_ones:  # x * (1 / 1) is x, bit for bit (or the broken variant's output, x itself):
         Z = X  # the Trace's z is then x's read-only array too (a copy where x is one, R > 1)

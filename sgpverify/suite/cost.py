@@ -120,8 +120,8 @@ def experiment_runs(
         runs = experiment_runs(cfg, key, theorem_steps)
         if key == "delays":
             runs = runs[: len(delay_ladder(cfg)) * (len(cfg.taus) - 1)]  # every tau's runs alike: one fewer tau
-        if key in ("rates", "delays") and prefix_ladder(dataclasses.replace(cfg, noise_stream=1), variant):
-            ladder = cfg.Ks if key == "rates" else delay_ladder(cfg)
+        ladder = _one_run_ladder(cfg, key, variant)
+        if ladder is not None:
             runs = [(s, R, m) for s, R, m in runs if s == max(ladder)]
         return runs
     n, S = cfg.n, len(cfg.topologies)
@@ -196,6 +196,15 @@ def control_mains(claims: Iterable[Claim]) -> set[str]:
     return drop - keep
 
 
+def _one_run_ladder(cfg: SuiteConfig, key: str, variant: Variant) -> tuple[int, ...] | None:
+    """The K ladder of experiment ``key`` that a settling round runs as one run for control ``variant``
+    (:func:`~sgpverify.suite.runs.prefix_ladder`; the rates' ``Ks``, the delays' :func:`delay_ladder`),
+    None where its Ks run one at a time."""
+    if key not in ("rates", "delays") or not prefix_ladder(dataclasses.replace(cfg, noise_stream=1), variant):
+        return None
+    return tuple(cfg.Ks) if key == "rates" else delay_ladder(cfg)
+
+
 def prefix_samples(cfg: SuiteConfig, key: str, variant: Variant) -> SuiteConfig:
     """The configuration a round's one-run ladder of experiment ``key`` (:func:`experiment_runs` with
     ``variant``) is costed under: its run evaluates the metrics at the union of every K's own sample
@@ -204,11 +213,9 @@ def prefix_samples(cfg: SuiteConfig, key: str, variant: Variant) -> SuiteConfig:
     alone. ``cfg`` itself where the experiment's ladder runs one K at a time or every step is evaluated.
     (Without this a round's ladder 16384..65536 was estimated at 33 s and ran in 51 s on tanh
     regression; the slowdown it measured then scaled every later estimate by 1.55.)"""
-    if key not in ("rates", "delays") or not cfg.metric_samples:
+    ladder = _one_run_ladder(cfg, key, variant)
+    if ladder is None or not cfg.metric_samples:
         return cfg
-    if not prefix_ladder(dataclasses.replace(cfg, noise_stream=1), variant):
-        return cfg
-    ladder = cfg.Ks if key == "rates" else delay_ladder(cfg)
     m = int(cfg.metric_samples)
     return dataclasses.replace(cfg, metric_samples=min(max(ladder), sum(min(int(K), m) for K in ladder)))
 

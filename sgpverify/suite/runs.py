@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..engine import simulate, stack_replicas
+from ..engine import effective_step_message, simulate, stack_replicas
 from ..errors import EffectiveStepWarning, SimulationDivergedError
 from .criteria import EPS, REGIME_SHARE
 from .departures import NONE, Perturbed, Variant, wrap_topology
@@ -170,14 +170,13 @@ def run_ladder(
     every s-th state, s set by its own length). ``progress(K)`` after each K's summary."""
     Ks = [int(K) for K in Ks]
     if len(Ks) > 1 and prefix_ladder(cfg, variant) and not kw.get("states"):
-        got = dict(zip(sorted(set(Ks)), _runs(cfg, prob, topo, tuple(sorted(set(Ks))), seed, variant, **kw)))
-        out = [got[K] for K in Ks]
-        for K in Ks if progress else ():
-            progress(K)
-        return out
+        each = tuple(sorted(set(Ks)))
+        got = dict(zip(each, _runs(cfg, prob, topo, each, seed, variant, **kw)))
+    else:
+        got = None
     out = []
     for K in Ks:
-        out.append(run_one(cfg, prob, topo, K, seed, variant, **kw))
+        out.append(got[K] if got is not None else run_one(cfg, prob, topo, K, seed, variant, **kw))
         if progress:
             progress(K)
     return out
@@ -260,115 +259,76 @@ def _runs(
         if not issubclass(w.category, EffectiveStepWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     warning = next((str(w.message) for w in caught if issubclass(w.category, EffectiveStepWarning)), None)
-    series = {
-        "gns": np.asarray(tr.grad_norm_sq, float).reshape(Kf + 1, R).T,  # (R, K+1)
-        "cons": np.asarray(tr.consensus, float).reshape(Kf + 1, R).T,
-        "val": np.asarray(tr.value, float).reshape(Kf + 1, R).T,
-        "wk": np.asarray(tr.weight_min, float).reshape(Kf + 1, R).T,  # (R, K+1) weight floor of each step
-        "step_sq": np.asarray(tr.step_sq, float).reshape(Kf, R).T if tr.step_sq is not None else None,
-    }
+    gns_all = np.asarray(tr.grad_norm_sq, float).reshape(Kf + 1, R).T  # (R, K+1)
+    cons_all = np.asarray(tr.consensus, float).reshape(Kf + 1, R).T
+    val_all = np.asarray(tr.value, float).reshape(Kf + 1, R).T
+    wk_all = np.asarray(tr.weight_min, float).reshape(Kf + 1, R).T  # (R, K+1) weight floor of each step
+    step_all = np.asarray(tr.step_sq, float).reshape(Kf, R).T if tr.step_sq is not None else None
+    mass_all = np.asarray(tr.mass_error, float).reshape(Kf + 1, -1)
+    werr_all = np.asarray(tr.weight_error, float).reshape(Kf + 1, -1)
+    wmax_all = np.asarray(tr.weight_max, float).reshape(Kf + 1, -1)
+    lost_all = None if getattr(tr, "mass_lost", None) is None else np.asarray(tr.mass_lost, float)
     scale = 1.0 + max(float(np.abs(tr.z).max()), tr.state_max)  # the round-off scale of the whole run
-    ends = dict(
-        mass_error=np.asarray(tr.mass_error, float).reshape(Kf + 1, -1),
-        weight_error=np.asarray(tr.weight_error, float).reshape(Kf + 1, -1),
-        weight_max=np.asarray(tr.weight_max, float).reshape(Kf + 1, -1),
-        mass_lost=None if getattr(tr, "mass_lost", None) is None else np.asarray(tr.mass_lost, float),
-    )
-    out = []
-    for K in Ks:
-        wmin = float(np.min(series["wk"][:, : K + 1]))
-        if K < Kf:  # the prefix's own finding: its weight floor, the engine's rule (gamma / w_min > 1/L)
-            eff, L = (gamma / wmin if wmin > 0 else math.inf), float(prob.L)
-            warning_K = _effective_warning(gamma, wmin, L) if L > 0 and eff > 1.0 / L else None
-        else:
-            warning_K = warning
-        out.append(
-            _summary(
-                K,
-                n,
-                gamma,
-                tau,
-                algorithm,
-                series,
-                ends,
-                scale,
-                samples.get(K),
-                wmin,
-                warning_K,
-                prob,
-                own,
-                regime,
-                states,
-                tr,
+    L = float(prob.L)
+
+    def summary(K: int) -> dict[str, Any]:
+        """The JSON-ready summary of the run's first K steps."""
+        gns, cons, val, wk = gns_all[:, : K + 1], cons_all[:, : K + 1], val_all[:, : K + 1], wk_all[:, : K + 1]
+        step_sq = step_all[:, :K] if step_all is not None else None
+        sample = samples.get(K)
+        if sample is not None and len(Ks) > 1:  # this K's own steps only (the run evaluated the union)
+            gns = np.where(sample[0].T, gns, np.nan)
+        measured = gns if sample is None else gns[sample[0].T]  # NaN where not evaluated (sampled)
+        if not (np.all(np.isfinite(measured)) and np.all(np.isfinite(cons))):
+            raise SimulationDivergedError(
+                f"simulation diverged: the measurements overflowed in the run at K = {K} (step_size = {gamma:.4g}; "
+                f"problem L = {L:.4g}, so step_size <= 1/L = {1 / L:.4g} is the safe range)"
             )
-        )
-    return out
+        every = max(1, K // 256)
+        if sample is None:
+            stationarity, curve = gns[:, :K].mean(axis=1).tolist(), gns.mean(axis=0)[::every].tolist()
+        else:
+            stationarity, curve = _sampled(gns, sample[1], sample[2], K, every)
+        wmin = float(np.min(wk))
+        out = {
+            "K": K,
+            "n": n,
+            "gamma": gamma,
+            "tau": tau,
+            "algorithm": algorithm,
+            "stationarity": stationarity,  # (1/K) sum_{k<K} ||grad f(xbar^k)||^2 per replica (sampled: an estimate)
+            "consensus": cons[:, :K].mean(axis=1).tolist(),  # (1/K) sum_{k<K} Xi^k per replica
+            "consensus_max": float(cons[:, :K].mean(axis=0).max()),  # max_k of the replica mean of Xi^k
+            # max_k of E[Xi^k] (min_i w_i^k)^2: the de-biasing step of (b2) with the weight floor of step k
+            "consensus_w2_max": float((cons[:, :K] * wk[:, :K] ** 2).mean(axis=0).max()) if K else 0.0,
+            "f0": val[:, 0].tolist(),
+            "fK": val[:, K].tolist(),
+            "mass_error": float(np.nanmax(mass_all[: K + 1])),
+            "weight_error": float(np.max(werr_all[: K + 1])),
+            # round-off scales with the largest numerator the run carried (a transient can dwarf the end)
+            "mass_tol": 64 * EPS * K * n * scale,
+            "weight_tol": 64 * EPS * K * n,
+            "weight_min": wmin,
+            "weight_max": float(np.max(wmax_all[: K + 1])),
+            "effective_step": gamma / wmin if wmin > 0 else math.inf,
+            # the engine's warning of the whole run; a prefix's by the same rule, on its own weight floor
+            "effective_step_warning": warning if K == Kf else effective_step_message(gamma, wmin, L),
+            "mass_lost": float(np.nanmax(lost_all[: K + 1])) if lost_all is not None else 0.0,
+            "G2sq": float(step_sq.mean(axis=0).max()) if step_sq is not None and K else None,
+            "grad_norm_sq_curve": curve,
+            "consensus_curve": cons.mean(axis=0)[::every].tolist(),
+            "curve_every": every,
+        }
+        if sample is not None:
+            out["metric_samples"] = int(cfg.metric_samples)  # the stationarity is a sampled estimate
+        if regime and wmin > 0 and gamma / wmin * L > 2.0:
+            out.update(step_regime_record(wk[:, :K], gamma, L, shared=not own))
+        if states and hasattr(prob, "min_hessian_eigenvalue") and tr.z_history is not None:
+            zh = np.asarray(tr.z_history)[: (K - 1) // states + 1]  # iterates k < K (every states-th)
+            out["indefinite_fraction"] = float(np.mean(np.asarray(prob.min_hessian_eigenvalue(zh)) < 0))
+        return out
 
-
-def _effective_warning(gamma: float, wmin: float, L: float) -> str:
-    """The engine's effective-step warning (:func:`~sgpverify.engine.simulate`) for a run prefix."""
-    eff = gamma / wmin if wmin > 0 else math.inf
-    return (
-        f"effective step step_size / w_min = {gamma:g} / {wmin:.3g} = {eff:.3g} exceeds "
-        f"1/L = {1.0 / L:.3g} (L = {L:.4g}): the descent analysis assumes a step <= 1/L on the "
-        f"de-biased parameters"
-    )
-
-
-def _summary(K, n, gamma, tau, algorithm, series, ends, scale, sample, wmin, warning, prob, own, regime, states, tr):
-    """The JSON-ready summary of the first K steps of a run (:func:`_runs`)."""
-    gns, cons, val, wk = (series[k][:, : K + 1] for k in ("gns", "cons", "val", "wk"))
-    step_sq = series["step_sq"][:, :K] if series["step_sq"] is not None else None
-    if sample is not None:  # this K's own steps only (a ladder's run evaluates the union of its Ks' samples)
-        gns = np.where(sample[0].T, gns, np.nan)
-    measured = gns if sample is None else gns[sample[0].T]  # NaN where not evaluated (sampled)
-    if not (np.all(np.isfinite(measured)) and np.all(np.isfinite(cons))):
-        raise SimulationDivergedError(
-            f"simulation diverged: the measurements overflowed in the run at K = {K} (step_size = {gamma:.4g}; "
-            f"problem L = {float(prob.L):.4g}, so step_size <= 1/L = {1 / float(prob.L):.4g} is the safe range)"
-        )
-    every = max(1, K // 256)
-    if sample is None:
-        stationarity, curve = gns[:, :K].mean(axis=1).tolist(), gns.mean(axis=0)[::every].tolist()
-    else:
-        stationarity, curve = _sampled(gns, sample[1], sample[2], K, every)
-    mass_lost = ends["mass_lost"]
-    out = {
-        "K": K,
-        "n": n,
-        "gamma": gamma,
-        "tau": tau,
-        "algorithm": algorithm,
-        "stationarity": stationarity,  # (1/K) sum_{k<K} ||grad f(xbar^k)||^2 per replica (sampled: an estimate)
-        "consensus": cons[:, :K].mean(axis=1).tolist(),  # (1/K) sum_{k<K} Xi^k per replica
-        "consensus_max": float(cons[:, :K].mean(axis=0).max()),  # max_k of the replica mean of Xi^k
-        # max_k of E[Xi^k] (min_i w_i^k)^2: the de-biasing step of (b2) with the weight floor of step k
-        "consensus_w2_max": float((cons[:, :K] * wk[:, :K] ** 2).mean(axis=0).max()) if K else 0.0,
-        "f0": val[:, 0].tolist(),
-        "fK": val[:, K].tolist(),
-        "mass_error": float(np.nanmax(ends["mass_error"][: K + 1])),
-        "weight_error": float(np.max(ends["weight_error"][: K + 1])),
-        # round-off scales with the largest numerator the run carried (a transient can dwarf the end)
-        "mass_tol": 64 * EPS * K * n * scale,
-        "weight_tol": 64 * EPS * K * n,
-        "weight_min": wmin,
-        "weight_max": float(np.max(ends["weight_max"][: K + 1])),
-        "effective_step": gamma / wmin if wmin > 0 else math.inf,
-        "effective_step_warning": warning,
-        "mass_lost": float(np.nanmax(mass_lost[: K + 1])) if mass_lost is not None else 0.0,
-        "G2sq": float(step_sq.mean(axis=0).max()) if step_sq is not None and K else None,
-        "grad_norm_sq_curve": curve,
-        "consensus_curve": cons.mean(axis=0)[::every].tolist(),
-        "curve_every": every,
-    }
-    if sample is not None:
-        out["metric_samples"] = int(sample[1].shape[1])  # the stationarity is a sampled estimate
-    if regime and wmin > 0 and gamma / wmin * float(prob.L) > 2.0:
-        out.update(step_regime_record(wk[:, :K], gamma, float(prob.L), shared=not own))
-    if states and hasattr(prob, "min_hessian_eigenvalue") and tr.z_history is not None:
-        zh = np.asarray(tr.z_history)[: (K - 1) // states + 1]  # iterates k < K (every states-th)
-        out["indefinite_fraction"] = float(np.mean(np.asarray(prob.min_hessian_eigenvalue(zh)) < 0))
-    return out
+    return [summary(K) for K in Ks]
 
 
 def step_regime_record(floors: np.ndarray, gamma: float, L: float, shared: bool = True) -> dict[str, float | int]:

@@ -35,27 +35,26 @@ def exp_delays(
     prob = resolve_problem(cfg.problem, cfg)(cfg.n, seed)
     label, make = setting_schedules(cfg)[0]
     topo = make(cfg.n, seed)
-    tick = (lambda tau: lambda K: progress(f"delays K={K} tau={tau}")) if progress else (lambda tau: None)
-    by_tau = {
-        tau: run_ladder(
+    Ks = delay_ladder(cfg)
+    by_tau = [
+        run_ladder(
             cfg,
             prob,
             topo,
-            delay_ladder(cfg),
+            Ks,
             seed,
             variant,
             tau=tau,
             delay="random",
             replicas=cfg.delay_replicas,
             regime=tau == 0,
-            progress=tick(tau),
+            progress=(lambda K, tau=tau: progress(f"delays K={K} tau={tau}")) if progress else None,
         )
         for tau in cfg.taus
         # a control's departure concerns the delayed runs: the reference comes from the main run
         if not (tau == 0 and variant != NONE)
-    }
-    # K by K, every tau at each: the order of the runs one at a time
-    runs = [rs[i] for i in range(len(delay_ladder(cfg))) for rs in by_tau.values()]
+    ]
+    runs = [rs[i] for i in range(len(Ks)) for rs in by_tau]  # K by K, every tau at each: as run one at a time
     products = {}
     for tau in cfg.taus if variant == NONE else ():  # the schedule's constants: the control's are the same
         pc = product_constants(topo, tau, "random", seed, cfg.bound_horizon)
