@@ -1,0 +1,80 @@
+"""Where a constant step sqrt(n/K_min) leaves the step-size regime on a random schedule, by its start K_min.
+
+The constant-step control of ``stationarity-rate`` and ``delay-rate`` takes gamma = sqrt(n/K_min) at every K.
+The push-sum weights of a random schedule do not depend on the gradients, so this script runs the weights
+alone (w^{k+1} = P^k w^k, ``mixing.push_matrix``) and, for each start K_min, reports the first K of a
+doubling ladder at which the rate checks' regime rule (``suite.criteria.REGIME_SHARE``: gamma / w_min^k beyond
+2/L at most at 1% of the steps, never two in a row) no longer holds. The rule reads the floor w_min^k (the
+smallest weight of step k); the script also counts the longest stretch of each node's own weight, since only a
+node's own consecutive steps compound its amplification.
+
+    .venv/bin/python benchmarks/constant_step_reach.py              # Erdos-Renyi n = 16, p = 0.3, K = 2^21 (4 min)
+    .venv/bin/python benchmarks/constant_step_reach.py --K 262144   # a quicker look
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import sys
+import time
+
+import numpy as np
+
+from sgpverify.graphs import by_name
+from sgpverify.mixing import push_matrix
+from sgpverify.suite.criteria import REGIME_SHARE
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "docs" / "examples"))
+import tanhreg  # noqa: E402
+
+
+def longest_stretch(out: np.ndarray) -> int:
+    """The longest run of True in a boolean series."""
+    d = np.diff(np.concatenate([[0], out.astype(np.int8), [0]]))
+    starts, ends = np.flatnonzero(d == 1), np.flatnonzero(d == -1)
+    return int((ends - starts).max()) if starts.size else 0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--nodes", type=int, default=16)
+    ap.add_argument("--edge-prob", type=float, default=0.3)
+    ap.add_argument("--K", type=int, default=2**21, help="steps of the weights' run (default 2^21)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--starts", default="8192,16384,32768,65536,131072", help="the K_min to try")
+    a = ap.parse_args()
+    n = a.nodes
+    L = tanhreg.make(n, 10, 0).L  # the declared L of docs/examples/tanhreg.py at this n (d = 10, seed 0)
+    topo = by_name("erdos-renyi", n, seed=a.seed, p=a.edge_prob)
+    t0 = time.perf_counter()
+    w, W = np.ones(n), np.empty((a.K, n))
+    for k in range(a.K):
+        w = push_matrix(topo, k) @ w
+        W[k] = w
+    floor = W.min(axis=1)
+    print(
+        f"# Erdos-Renyi n = {n}, p = {a.edge_prob}, seed {a.seed}: {a.K} steps of the weights in "
+        f"{time.perf_counter() - t0:.0f} s; L = {L:.4g} (tanhreg's declared), 2/L = {2 / L:.4g}"
+    )
+    quantiles = np.quantile(floor, [1e-4, 1e-3, 1e-2])
+    print("# floor quantiles 1e-4, 1e-3, 1e-2: " + ", ".join(f"{q:.4g}" for q in quantiles))
+    print("| K_min | gamma | share beyond 2/L (whole run) | longest stretch: floor / a node's own | regime left at K |")
+    print("|---|---|---|---|---|")
+    ladder = [2**j for j in range(1, 64) if 2**j <= a.K]
+    for K_min in (int(s) for s in a.starts.split(",")):
+        gamma = np.sqrt(n / K_min)
+        out = floor * 2.0 < gamma * L
+        own = max(longest_stretch(W[:, i] * 2.0 < gamma * L) for i in range(n))
+        left = next(
+            (K for K in ladder if K >= K_min and (out[:K].mean() > REGIME_SHARE or longest_stretch(out[:K]) > 1)),
+            None,
+        )
+        print(
+            f"| {K_min} | {gamma:.4g} | {out.mean():.3%} | {longest_stretch(out)} / {own} | "
+            f"{left if left is not None else f'not within {a.K}'} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
