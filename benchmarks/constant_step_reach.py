@@ -44,6 +44,15 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--starts", default="8192,16384,32768,65536,131072", help="the K_min to try")
     a = ap.parse_args()
+    try:
+        starts = [int(s) for s in a.starts.split(",")]
+    except ValueError:
+        ap.error(f"--starts must be positive integers separated by commas, got {a.starts!r}")
+    if a.K < 1 or a.nodes < 2 or not 0.0 < a.edge_prob <= 1.0 or min(starts) < 1:
+        ap.error(
+            f"need --K >= 1, --nodes >= 2, --edge-prob in (0, 1] and --starts >= 1, got --K {a.K}, "
+            f"--nodes {a.nodes}, --edge-prob {a.edge_prob}, --starts {a.starts}"
+        )
     n = a.nodes
     L = tanhreg.make(n, 10, 0).L  # the declared L of docs/examples/tanhreg.py at this n (d = 10, seed 0)
     topo = by_name("erdos-renyi", n, seed=a.seed, p=a.edge_prob)
@@ -62,7 +71,7 @@ def main() -> None:
     print("| K_min | gamma | share beyond 2/L (whole run) | longest stretch: floor / a node's own | regime left at K |")
     print("|---|---|---|---|---|")
     ladder = [2**j for j in range(1, 64) if 2**j <= a.K]
-    for K_min in (int(s) for s in a.starts.split(",")):
+    for K_min in starts:
         gamma = np.sqrt(n / K_min)
         out = floor * 2.0 < gamma * L
         own = max(longest_stretch(W[:, i] * 2.0 < gamma * L) for i in range(n))
