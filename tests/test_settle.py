@@ -14,6 +14,7 @@ from sgpverify.suite import QUICK, Check, SuiteResult
 from sgpverify.suite.cost import control_mains, estimate_seconds
 from sgpverify.suite.criteria import level, spending
 from sgpverify.suite.settle import (
+    MARGIN,
     MAX_ROUNDS,
     REGIME_POINTS,
     evidence_for,
@@ -206,6 +207,29 @@ def test_at_most_max_rounds_and_never_beyond_the_budget():
     checks, rec = settle(_result(start), run, budget=0.01, per_step=(1e-3, 1e-3), clock=_Clock())
     assert calls == [] and "beyond the budget left" in rec["left"]["topology-ratio"]
     assert checks[0].verdict == "inconclusive"
+
+
+def test_a_round_that_fits_only_without_the_margin_is_not_run_and_says_the_margin_is_what_it_lacks():
+    calls = []
+
+    def run(cfg, only, controls):
+        calls.append(cfg)
+        return _result([_check(nm, "inconclusive", "m", "extrapolation carries") for nm in only])
+
+    start = [_check("topology-ratio", detail="extrapolation carries")]
+    per_step = (1e-3, 1e-3)
+    _, rec = settle(_result(start), run, budget=0.01, per_step=per_step, clock=_Clock())
+    need = rec["next"]["topology-ratio"]["seconds"]  # the round's estimate, no slowdown yet
+    # a budget between the estimate and the estimate with the margin: not run, and the line says why
+    _, rec = settle(_result(start), run, budget=need * (1 + MARGIN) / 2 / 60, per_step=per_step, clock=_Clock())
+    assert calls == []
+    assert f"with the margin of {MARGIN:g} on estimates, beyond the budget left" in rec["left"]["topology-ratio"]
+    # a budget above the estimate with the margin: the round runs
+    settle(_result(start), run, budget=need * (MARGIN + 0.1) / 60, per_step=per_step, clock=_Clock())
+    assert len(calls) == 1
+    # far short of the estimate: no margin to blame
+    _, rec = settle(_result(start), run, budget=need / 4 / 60, per_step=per_step, clock=_Clock())
+    assert "margin" not in rec["left"]["topology-ratio"] and "beyond the budget left" in rec["left"]["topology-ratio"]
 
 
 def test_a_control_open_after_max_rounds_says_what_its_last_round_read():

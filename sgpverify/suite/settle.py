@@ -432,11 +432,7 @@ def settle(
                         "seconds": slow * e[0],
                         "rounds_left": MAX_ROUNDS - e[3] + 1,
                     }
-                    left[nm] = (
-                        f"the next round ({e[2]}) needs about {duration(slow * e[0])} at n = {cfg.n}, d = {cfg.d} "
-                        "here, "
-                        f"beyond the budget left ({duration(max(0.0, deadline - clock()))})"
-                    )
+                    left[nm] = _beyond(e[2], slow * e[0], max(0.0, deadline - clock()), cfg)
             break
         stream += 1
         sub = dataclasses.replace(sub, noise_stream=stream)
@@ -510,6 +506,15 @@ def rounds_spent(check: Check, ev: Evidence) -> str:
 WITHOUT_CONTROLS = "its controls left out: with them the round would not fit the budget left"
 #: The margin on a round's estimate (and the machine's slowdown so far) within which it must fit.
 MARGIN = 1.25
+
+
+def _beyond(why: str, secs: float, left: float, cfg: Any) -> str:
+    """Why a round estimated at ``secs`` (the slowdown included) was not run with ``left`` seconds of
+    the budget to go; where the estimate alone would fit, the margin (:data:`MARGIN`) is what it lacks."""
+    need = f"the next round ({why}) needs about {duration(secs)} at n = {cfg.n}, d = {cfg.d} here"
+    if secs <= left:
+        need += f", {duration(MARGIN * secs)} with the margin of {MARGIN:g} on estimates"
+    return f"{need}, beyond the budget left ({duration(left)})"
 
 
 def _fits(clock: Callable[[], float], slow: float, secs: float, deadline: float) -> bool:
