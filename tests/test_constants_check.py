@@ -623,23 +623,45 @@ def test_atoms_at_the_top_are_no_evidence_of_a_heavy_tail():
     assert not atoms_in_tail(continuous) and not variance_settles(continuous)
 
 
-@pytest.mark.parametrize("name", ["finitesum", "sigmoid"])
+@pytest.mark.parametrize("name", ["finitesum", "sigmoid", "sinreg", "sinreg:shared"])
 def test_the_shipped_finite_sum_examples_pass_and_sigma2_over_4_is_refuted(name):
-    """docs/examples/finitesum.py (one data row of 64 per node and step) and sigmoid.py (a minibatch of 4
-    rows of 48, labels skewed by node): their proved constants hold, their noise is not called
+    """docs/examples/finitesum.py (one data row of 64 per node and step), sigmoid.py (a minibatch of 4
+    rows of 48, labels skewed by node) and sinreg.py (a minibatch of 2 rows of 32, a ridge term; ``shared``:
+    every node the same rows, zeta2 = 0): their proved constants hold, their noise is not called
     infinite-variance, and a sigma2 four times too small is refuted as a finite variance."""
     import importlib.util
     import pathlib
 
+    name, _, attr = name.partition(":")
     path = pathlib.Path(__file__).resolve().parents[1] / "docs" / "examples" / f"{name}.py"
     spec = importlib.util.spec_from_file_location(f"{name}_example", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    p = mod.make(16, 10, 0)
+    p = getattr(mod, attr or "make")(16, 10, 0)
     r = check_constants(p)
     assert r.passed and not r.infinite_variance, str(r)
     bad = check_constants(Declared(p, sigma2=p.sigma2 / 4))
     assert "sigma2" in bad.refuted and not bad.infinite_variance, str(bad)
+
+
+def test_the_shared_sine_example_is_one_problem_at_every_n():
+    """docs/examples/sinreg.py's ``shared``: f, L, sigma2 and zeta2 = 0 are the same at every n (the shape
+    for which the claims in n apply, suite.claims.exponents.leading_constants), while ``make`` changes with n."""
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "docs" / "examples" / "sinreg.py"
+    spec = importlib.util.spec_from_file_location("sinreg_example", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    x = np.random.default_rng(0).standard_normal((3, 10))
+    same = [mod.shared(n, 10, 0) for n in (8, 16, 32)]
+    for p in same:
+        assert (p.L, p.sigma2, p.zeta2) == (same[0].L, same[0].sigma2, 0.0)
+        np.testing.assert_allclose(p.value(x), same[0].value(x), rtol=64 * np.finfo(float).eps)
+        np.testing.assert_allclose(p.full_grad(x), same[0].full_grad(x), rtol=1e-12, atol=1e-15)
+    own = [mod.make(n, 10, 0) for n in (8, 16)]
+    assert not np.allclose(own[0].value(x), own[1].value(x))
 
 
 class _Draws:

@@ -11,6 +11,7 @@ from test_claims_degenerate import tiny  # noqa: F401  (the module-scoped run of
 from sgpverify import suite
 from sgpverify.report import settle_summary
 from sgpverify.suite import QUICK, Check, SuiteResult
+from sgpverify.suite.claims.common import regime_by_n
 from sgpverify.suite.cost import control_mains, estimate_seconds
 from sgpverify.suite.criteria import level, spending
 from sgpverify.suite.settle import (
@@ -91,6 +92,60 @@ def test_the_complexity_budgets_go_to_the_regime_of_their_largest_n():
     c = _check("iteration-complexity", detail="n = 32 outside the step-size regime ... needs K >= 6.5e+02")
     ((field, ladder),) = evidence_for(c, cfg).overrides
     assert field == "complexity_budgets" and ladder[0] / 32 >= 650 and ladder[0] / 64 < 650
+
+
+_OUT_AT_4 = (
+    "erdos-renyi: outside the step-size regime of the analysis: at K = 32768 (n = 4) the effective step ... "
+    "with gamma = sqrt(n/K) the regime needs K >= 65536 ({})"
+)
+
+
+@pytest.mark.parametrize("name, field", [("linear-speedup", "speedup_ns"), ("iteration-complexity", "complexity_ns")])
+def test_a_claim_in_n_outside_the_regime_at_its_smallest_n_only_moves_its_n_ladder_up(name, field):
+    # sparse random graphs at small n: the weights dip in stretches that grow with the run, so a longer K
+    # does not bring n = 4 in, while the larger n are inside already: the n ladder moves up, K kept
+    cfg = dataclasses.replace(QUICK, speedup_ns=(4, 8, 16, 32), complexity_ns=(4, 8, 16, 32))
+    ev = evidence_for(_check(name, detail=_OUT_AT_4.format(regime_by_n(_runs_out([4]), lambda r: 1.0))), cfg)
+    assert ev.overrides == ((field, (8, 16, 32, 64)),), ev
+    assert "the n ladder moves up" in ev.why and "its K kept" in ev.why
+    two = regime_by_n(_runs_out([4, 8]), lambda r: 1.0)
+    assert evidence_for(_check(name, detail=_OUT_AT_4.format(two)), cfg).overrides == ((field, (16, 32, 64, 128)),)
+    # not the rule's case: an n outside above one inside, every n outside, one n left inside -> the K ladder
+    for out in ([8], [4, 8, 16, 32], [4, 8, 16]):
+        ev = evidence_for(_check(name, detail=_OUT_AT_4.format(regime_by_n(_runs_out(out), lambda r: 1.0))), cfg)
+        assert [f for f, _ in ev.overrides] != [field] and "the ladder starts there" in ev.why, (out, ev)
+
+
+def _runs_out(out, ns=(4, 8, 16, 32)):
+    """Summaries of a claim in n's runs (L = 1): those at the sizes ``out`` with gamma / w_min = 4 > 2/L,
+    the others at 1."""
+    return [
+        dict(n=n, K=K, gamma=math.sqrt(n / K), weight_min=math.sqrt(n / K) / (4.0 if n in out else 1.0))
+        | dict(effective_step=4.0 if n in out else 1.0)
+        for n in ns
+        for K in (1024, 2048)
+    ]
+
+
+def test_regime_by_n_names_the_sizes_outside_and_inside_in_the_words_settling_reads():
+    assert regime_by_n(_runs_out([4]), lambda r: 1.0) == "runs outside the regime at n = 4; in it at n = 8, 16, 32"
+    assert regime_by_n(_runs_out([4, 16]), lambda r: 1.0) == "runs outside the regime at n = 4, 16; in it at n = 8, 32"
+    assert regime_by_n(_runs_out([4, 8, 16, 32]), lambda r: 1.0) == "runs outside the regime at n = 4, 8, 16, 32"
+    assert regime_by_n(_runs_out([]), lambda r: 1.0) == ""
+    # the rule of outside_step_regime, run by run: a larger L takes every n out
+    assert regime_by_n(_runs_out([4]), lambda r: 4.0) == "runs outside the regime at n = 4, 8, 16, 32"
+
+
+def test_the_complexity_budgets_go_to_the_regime_of_the_n_the_regime_names():
+    # budgets T = n K: where the regime's K is that of a run at n = 4 (K = T / 4), the budgets scale so that
+    # n = 4 reaches it, not n = 32 (which would run 8 times further than needed)
+    cfg = dataclasses.replace(QUICK, complexity_budgets=(262144, 524288), complexity_ns=(4, 8, 16, 32))
+    text = (
+        "outside the step-size regime of the analysis: at K = 131072 (n = 4) ... the regime needs K >= 524288 "
+        "(runs outside the regime at n = 4, 32; in it at n = 8, 16)"
+    )
+    ((field, ladder),) = evidence_for(_check("iteration-complexity", detail=text), cfg).overrides
+    assert field == "complexity_budgets" and ladder[0] // 4 >= 524288 and ladder[0] // 8 < 524288, ladder
 
 
 def test_each_delay_check_extends_the_ladder_it_reads():

@@ -28,6 +28,8 @@ __all__ = [
     "REGIME_SHARE",
     "LOOSE_BOUND",
     "SHORT_HORIZON",
+    "OUT_AT_N",
+    "IN_AT_N",
 ]
 
 
@@ -136,3 +138,9 @@ def spending(share: float) -> Iterator[None]:
 #: The words a bound check uses where its product constant S2 is infinite because the products of the
 #: mixing matrices do not contract within ``bound_horizon`` (settling reads them and lengthens it).
 SHORT_HORIZON = "do not contract within bound_horizon"
+
+#: The words a claim in n uses for the sizes n whose runs are outside the step-size regime, and those whose
+#: runs are all inside (``"runs outside the regime at n = 4; in it at n = 8, 16, 32"``; settling reads them
+#: and moves the n ladder up where only its smallest n are outside).
+OUT_AT_N = "runs outside the regime at n = "
+IN_AT_N = "; in it at n = "

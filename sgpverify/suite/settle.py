@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from .claims import BY_NAME
 from .config import validate_config
 from .cost import calibrate, duration, estimate_seconds
-from .criteria import SHORT_HORIZON, spending
+from .criteria import IN_AT_N, OUT_AT_N, SHORT_HORIZON, spending
 from .experiments.bounds import theorem_run_length
 from .records import EXCUSES, excuse
 
@@ -106,6 +106,12 @@ SETTLED_TAG = " [settled in round "
 _NEEDS = re.compile(r"needs K >= ([0-9.]+(?:e[+-]?[0-9]+)?)")
 _THRESHOLD = re.compile(r"threshold \(known part\) ([0-9.]+(?:e[+-]?[0-9]+)?)")
 _WIDE = ("more replicas", "straddles")
+#: The sizes n outside the step-size regime and inside it, in a claim in n's detail (:func:`_n_shift`), and
+#: the size n of the run the regime's ``needs K >= X`` is for.
+_OUT_N = re.compile(re.escape(OUT_AT_N) + r"([0-9, ]+?)" + re.escape(IN_AT_N) + r"([0-9, ]+[0-9])")
+_AT_N = re.compile(r"at K = [0-9]+ \(n = ([0-9]+)\)")
+#: The n ladder of each experiment of the claims in n.
+N_LADDERS = {"speedup": "speedup_ns", "complexity": "complexity_ns"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,12 +147,41 @@ def _ladders(name: str) -> list[tuple[str, str]]:
     return [own.get(k, LADDER_FIELDS[k]) for k in BY_NAME[name].experiments if k in LADDER_FIELDS]
 
 
-def _shortest_run(field: str, ladder: tuple[int, ...], cfg: SuiteConfig) -> float:
+def _shortest_run(field: str, ladder: tuple[int, ...], cfg: SuiteConfig, n: int | None = None) -> float:
     """The fewest iterations K of a run on ``ladder``: its smallest entry, except for the iteration
-    complexity's budgets T = n K, whose largest n runs T / n iterations."""
+    complexity's budgets T = n K, where a size n runs T / n iterations: the n whose run the regime
+    named (``n``), else the largest n (the fewest iterations)."""
     if field == "complexity_budgets":
-        return min(ladder) / max(cfg.complexity_ns)
+        return min(ladder) / (n if n in cfg.complexity_ns else max(cfg.complexity_ns))
     return float(min(ladder))
+
+
+def _n_shift(name: str, text: str, cfg: SuiteConfig) -> Evidence | None:
+    """The round of a claim in n whose runs leave the step-size regime at the smallest sizes n of its n
+    ladder only, with at least two sizes inside (:func:`~sgpverify.suite.claims.common.regime_by_n`'s
+    words): the n ladder moves up past them (those inside, then doublings of the largest, as many as
+    left), its K ladder kept. A longer K would not bring such an n in where its weights dip in stretches
+    (sparse random graphs at small n: the longest stretch grows with the run), while the larger n are in
+    the regime already; the claim is the same at every n. None where the rule does not apply."""
+    fields = [N_LADDERS[k] for k in BY_NAME[name].experiments if k in N_LADDERS]
+    m = _OUT_N.search(text)
+    if not fields or m is None:
+        return None
+    out = tuple(int(v) for v in m.group(1).split(","))
+    inside = tuple(int(v) for v in m.group(2).split(","))
+    over = []
+    for field in fields:
+        ns = tuple(sorted(int(v) for v in getattr(cfg, field)))
+        k = len(out)
+        if ns[:k] != out or ns[k:] != inside or len(inside) < 2:
+            return None
+        over.append((field, inside + tuple(ns[-1] * 2**j for j in range(1, k + 1))))
+    lines = "; ".join(f"{f} = {v}" for f, v in over)
+    why = (
+        f"the step-size regime fails at its smallest n only (n = {', '.join(map(str, out))}; inside at n = "
+        f"{', '.join(map(str, inside))}): the n ladder moves up ({lines}), its K kept"
+    )
+    return Evidence(tuple(over), why)
 
 
 def _scaled(ladder: tuple[int, ...], factor: int, points: int | None = None) -> tuple[int, ...]:
@@ -193,13 +228,18 @@ def evidence_for(check: Check, cfg: SuiteConfig) -> Evidence:
         )
     if theorem:
         return Evidence((), "Theorem 1's run is already at its threshold; more of it does not change the bound")
+    moved = _n_shift(check.name, text, cfg) if need else None
+    if moved is not None:
+        return moved
     over = []
     if need:
         # the ladder's first point goes to the power of two at or above K (its first points, scaled up)
         K = float(need.group(1))
+        at_n = _AT_N.search(text)
+        at_n = int(at_n.group(1)) if at_n else None
         for field, _ in ladders:
             ladder = getattr(cfg, field)
-            factor = 2 ** max(1, math.ceil(math.log2(max(K / _shortest_run(field, ladder, cfg), 1.0))))
+            factor = 2 ** max(1, math.ceil(math.log2(max(K / _shortest_run(field, ladder, cfg, at_n), 1.0))))
             over.append((field, _scaled(ladder, factor, REGIME_POINTS)))
         why = f"the step-size regime needs K >= {K:.2g}: the ladder starts there ({REGIME_POINTS} points)"
     elif any(w in text for w in _WIDE):

@@ -12,6 +12,8 @@ from scipy import stats
 
 from ... import rates
 from ..criteria import (
+    IN_AT_N,
+    OUT_AT_N,
     RATE_CORRECTION,
     RATE_DELTA,
     RATE_OMEGA,
@@ -52,6 +54,7 @@ __all__ = [
     "leading_regime",
     "unless_pre_asymptotic_in_n",
     "outside_step_regime",
+    "regime_by_n",
     "regime_L",
     "FASTER_RULE",
 ]
@@ -434,26 +437,9 @@ def outside_step_regime(runs: list[dict[str, Any]], L_of: Any) -> str | None:
     """
     worst = None
     for r in runs:
-        eff, L = r.get("effective_step"), L_of(r)
-        if eff is None or not L or not all_finite(eff, L) or eff * L <= 2.0:
-            continue
-        share = r.get("steps_out_share")
-        if share is not None and share <= REGIME_SHARE and r.get("steps_out_longest", 2) <= 1:
-            continue  # isolated excursions, a small share of the run
-        # the effective step at a given weight w falls below 2/L once the step is 2w/L, which gamma = sqrt(n/K)
-        # reaches at K = n (L / (2 w))^2: the K of the run's step (n / gamma^2) times (gamma L / (2 w))^2; with the
-        # share recorded, w is the floor's REGIME_SHARE quantile (the floor's distribution stays). A step that
-        # does not fall with K (the constant step: sqrt(n/K_min), the ladder's start) falls with that start
-        at = r["n"] / r["gamma"] ** 2
-        fixed = not math.isclose(at, r["K"], rel_tol=1e-9)
-        at = at if fixed else r["K"]
-        w = r.get("weight_floor_share") if share is not None else r["weight_min"]
-        need = at * (r["gamma"] * L / (2.0 * w)) ** 2 if w and w > 0 else math.inf
-        stretches = share is not None and need <= at
-        if stretches:
-            need = 2.0 * at  # a small share, but in stretches: a longer run (a later start) shortens them
-        if worst is None or need > worst[0]:
-            worst = (need, eff, L, r, fixed, stretches)
+        got = _outside(r, L_of(r))
+        if got is not None and (worst is None or got[0] > worst[0]):
+            worst = got
     if worst is None:
         return None
     need, eff, L, r, fixed, stretches = worst
@@ -478,6 +464,44 @@ def outside_step_regime(runs: list[dict[str, Any]], L_of: Any) -> str | None:
         f"outside the step-size regime of the analysis: at K = {r['K']} (n = {r['n']}) {how}, beyond which a "
         f"gradient step can diverge (push-sum weights down to {r['weight_min']:.3g}); {where}"
     )
+
+
+def regime_by_n(runs: list[dict[str, Any]], L_of: Any) -> str:
+    """For a claim in n whose runs are outside the step-size regime (:func:`outside_step_regime`): the
+    sizes n with a run outside it and those whose runs are all inside, in the words settling reads
+    (:data:`~sgpverify.suite.criteria.OUT_AT_N`, ``"runs outside the regime at n = 4; in it at n = 8,
+    16, 32"``); empty where no run is outside."""
+    ns = sorted({int(r["n"]) for r in runs})
+    out = sorted({int(r["n"]) for r in runs if _outside(r, L_of(r)) is not None})
+    if not out:
+        return ""
+    inside = [n for n in ns if n not in out]
+    text = OUT_AT_N + ", ".join(map(str, out))
+    return text + (IN_AT_N + ", ".join(map(str, inside)) if inside else "")
+
+
+def _outside(r: dict[str, Any], L: Any) -> tuple | None:
+    """``(need, eff, L, r, fixed, stretches)`` of a run outside the step-size regime
+    (:func:`outside_step_regime`'s rule), or None where it is inside (or has no effective step)."""
+    eff = r.get("effective_step")
+    if eff is None or not L or not all_finite(eff, L) or eff * L <= 2.0:
+        return None
+    share = r.get("steps_out_share")
+    if share is not None and share <= REGIME_SHARE and r.get("steps_out_longest", 2) <= 1:
+        return None  # isolated excursions, a small share of the run
+    # the effective step at a given weight w falls below 2/L once the step is 2w/L, which gamma = sqrt(n/K)
+    # reaches at K = n (L / (2 w))^2: the K of the run's step (n / gamma^2) times (gamma L / (2 w))^2; with the
+    # share recorded, w is the floor's REGIME_SHARE quantile (the floor's distribution stays). A step that
+    # does not fall with K (the constant step: sqrt(n/K_min), the ladder's start) falls with that start
+    at = r["n"] / r["gamma"] ** 2
+    fixed = not math.isclose(at, r["K"], rel_tol=1e-9)
+    at = at if fixed else r["K"]
+    w = r.get("weight_floor_share") if share is not None else r["weight_min"]
+    need = at * (r["gamma"] * L / (2.0 * w)) ** 2 if w and w > 0 else math.inf
+    stretches = share is not None and need <= at
+    if stretches:
+        need = 2.0 * at  # a small share, but in stretches: a longer run (a later start) shortens them
+    return need, eff, L, r, fixed, stretches
 
 
 def short_horizon(S2: float | None, cfg: Any) -> str:

@@ -23,6 +23,7 @@ from .common import (
     limit_test,
     log_ratio,
     outside_step_regime,
+    regime_by_n,
     undetermined,
     unless_faster,
     unless_pre_asymptotic_in_n,
@@ -239,9 +240,10 @@ def check_linear_speedup(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, An
     for label, sch in sp_["schedules"].items():
         get = {(r["n"], r["K"]): r for r in sch["runs"]}
         Cn, note = leading_constants(sp_, sch["runs"])
-        why = outside_step_regime(sch["runs"], lambda r: sp_.get("constants_by_n", {}).get(str(r["n"]), {}).get("L"))
+        L_of = lambda r: sp_.get("constants_by_n", {}).get(str(r["n"]), {}).get("L")  # noqa: E731
+        why = outside_step_regime(sch["runs"], L_of)
         if why is not None:
-            Cn, note = None, why
+            Cn, note = None, f"{why} ({regime_by_n(sch['runs'], L_of)})"
         if Cn is None:
             tests[label] = undetermined(-0.5, note)
             verdicts.append("inconclusive")
@@ -303,9 +305,10 @@ def check_complexity(cfg: SuiteConfig, data: dict[str, Any]) -> dict[str, Any]:
     Cn, note = leading_constants(cx, cx["runs"])
     if Cn is None and "changes with n" in note:
         return not_applicable_in_n(note, -1.0)
-    why = outside_step_regime(cx["runs"], lambda r: cx.get("constants_by_n", {}).get(str(r["n"]), {}).get("L"))
+    L_of = lambda r: cx.get("constants_by_n", {}).get(str(r["n"]), {}).get("L")  # noqa: E731
+    why = outside_step_regime(cx["runs"], L_of)
     if why is not None:
-        Cn, note = None, why
+        Cn, note = None, f"{why} ({regime_by_n(cx['runs'], L_of)})"
     if Cn is None:
         return dict(
             verdict="inconclusive",
