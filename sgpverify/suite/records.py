@@ -27,6 +27,7 @@ __all__ = [
     "control_ok",
     "excuse",
     "EXCUSES",
+    "UNJUDGED",
     "code_of",
     "CHECK_VERDICTS",
 ]
@@ -171,6 +172,8 @@ def control_record(claim: Claim, check: Check, control: dict[str, Any], vacuous:
         why = undetectable(claim, check, control)
         if why is not None:
             rec["undetectable"] = why
+        elif check.verdict == "inconclusive" and control["verdict"] == "inconclusive":
+            rec["unjudged"] = UNJUDGED  # neither verdict decided: the control cannot show the check's power
     return rec
 
 
@@ -225,7 +228,15 @@ class SuiteResult:
 EXCUSES = {
     "undetectable": ("undetectable here", "undetectable by its bound here"),
     "vacuous": ("no departure here", "the departure departs from nothing here"),
+    "unjudged": ("not judged: its check is inconclusive", "not judged while their checks are inconclusive"),
 }
+
+#: Why a control is not judged where its check is inconclusive on the honest setting too (:func:`control_record`).
+UNJUDGED = (
+    "the check is inconclusive on the honest setting as well, so an inconclusive verdict on the departure says "
+    "nothing of its power to fail; a run that decides the check judges the control (the check's line says what "
+    "would settle it)"
+)
 
 
 def excuse(control: dict[str, Any]) -> str | None:
@@ -236,7 +247,8 @@ def excuse(control: dict[str, Any]) -> str | None:
 def control_ok(check: Check) -> bool:
     """No control, or it was detected, or it cannot be on this setting (undetectable by its bound: a loose
     bound, or a departure that does not lift the measurement; or a departure that departs from nothing
-    here), or the check does not apply."""
+    here), or it is not judged (the check and the control both inconclusive: the exit status is then 4,
+    the check's), or the check does not apply."""
     ctl = check.control
     return ctl is None or ctl["detected"] or excuse(ctl) is not None or check.verdict == "not applicable"
 

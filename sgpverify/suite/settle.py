@@ -374,9 +374,10 @@ def needs_settling(check: Check) -> bool:
 
 def _control_open(check: Check) -> bool:
     """Whether ``check`` has a control that a round could still detect: run, neither detected nor
-    excused (undetectable by its bound, no departure here)."""
+    excused (undetectable by its bound, no departure here); a control not judged because its check is
+    inconclusive is open (a round that decides the check judges it)."""
     ctl = check.control
-    return ctl is not None and not ctl.get("detected") and excuse(ctl) is None
+    return ctl is not None and not ctl.get("detected") and excuse(ctl) in (None, "unjudged")
 
 
 def round_controls(checks: Iterable[Check], controls: bool) -> tuple[bool, bool]:
@@ -586,4 +587,8 @@ def _merge(old: Check, new: Check, r: int, stream: int, why: str, over) -> Check
             for key in EXCUSES:
                 ctl.pop(key, None)
         out = dataclasses.replace(out, control=ctl)
+    if out.verdict != "inconclusive" and out.control is not None and "unjudged" in out.control:
+        # the round decided the check without judging its control (it ran without the controls): the
+        # control, still undecided, is a miss until a round judges it
+        out = dataclasses.replace(out, control={k: v for k, v in out.control.items() if k != "unjudged"})
     return out
