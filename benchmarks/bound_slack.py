@@ -5,8 +5,9 @@
         --topology erdos-renyi --nodes 16 --edge-prob 0.3  # the guide's setting
 
 Prints, for every bound check (``Claim.bound``), the honest largest measured/bound ratio, the ratio on
-its control, the lift (their quotient) and how the control was counted: detected, missed, or
-undetectable under a loose bound (``sgpverify.suite.records.undetectable``, docs/theory.md).
+its control, the lift (their quotient) and how the control was counted: detected, MISSED, or the excuse
+it carries (``sgpverify.suite.records.EXCUSES``: undetectable under a loose bound, ``unjudged`` where the
+check and its control are both inconclusive; docs/theory.md).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import sys
 import time
 
 from sgpverify import suite
+from sgpverify.suite.records import excuse
 
 
 def main() -> None:
@@ -36,7 +38,7 @@ def main() -> None:
         s = c.extra.get("slack")
         cs = c.control.get("slack")
         lift = cs / s if s and cs else float("nan")
-        how = "detected" if c.control["detected"] else "undetectable" if "undetectable" in c.control else "MISSED"
+        how = "detected" if c.control["detected"] else excuse(c.control) or "MISSED"  # or how it is excused
         print(
             f"{c.name:<20} {c.verdict:<13} {s or float('nan'):>10.3g} {cs or float('nan'):>10.3g} {lift:>8.3g}  {how}"
         )
