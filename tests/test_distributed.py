@@ -81,6 +81,7 @@ def test_osgp_real_asynchrony_conserves_mass_and_reaches_consensus():
     assert chk["final_consensus"] <= 1e-2 * chk["initial_consensus"]
 
 
+@pytest.mark.slow  # 12 s; test_sync_sgp_equals_simulator holds the wrapper bit for bit
 @needs_torch
 def test_module_wrapper_matches_allreduce_accuracy():
     acc_ar = D.train_mlp(4, "allreduce", steps=300, seed=0)

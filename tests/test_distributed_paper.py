@@ -45,6 +45,7 @@ def test_every_run_is_reported(short):
     assert table.count("\n") == 1 + len(short["rows"])
 
 
+@pytest.mark.slow  # 8 s of its own fixture; test_every_run_is_reported runs the study
 def test_sgp_learns_as_well_as_allreduce(short, fixed):
     for scenario in ("no faults", "straggler+slow-link"):
         # the asynchronous 1-OSGP learns at all (its accuracy depends on message timing, see ``fixed``)

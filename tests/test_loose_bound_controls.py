@@ -121,6 +121,7 @@ def test_no_debias_departs_from_nothing_only_where_every_weight_stays_one():
     assert vacuous(nodebias, {"r": {"runs": []}}) is None and vacuous(nodebias, {"r": {"error": "x"}}) is None
 
 
+@pytest.mark.slow  # 6 s; test_no_debias_departs_from_nothing_only_where_every_weight_stays_one holds the rule
 def test_on_the_hypercube_the_no_debias_controls_depart_from_nothing(monkeypatch):
     monkeypatch.syspath_prepend(str(EXAMPLES))
     sys.modules.pop("mymod", None)

@@ -153,6 +153,7 @@ def test_an_inaccurate_full_solve_is_retried_on_the_reduced_sdp(monkeypatch):
     assert res["verdict"] == "inconclusive" and "ended with status optimal_inaccurate" in res["detail"]
 
 
+@pytest.mark.slow  # 7 s
 def test_beyond_the_defaults_size_a_symmetric_schedule_is_solved_reduced(monkeypatch):
     """Up to n K = FULL_SDP_NK the check solves the full SDP (the defaults' bits); beyond it, on a schedule with
     a known symmetry, the reduced one, with the same value, which the entry and the detail state (group and
