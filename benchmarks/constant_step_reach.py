@@ -38,6 +38,15 @@ def outside(floors: np.ndarray, gamma: float, L: float) -> tuple[float, int, boo
     return share, longest, share > REGIME_SHARE or longest > 1
 
 
+def weights(topo, n: int, K: int) -> np.ndarray:
+    """(K, n): each node's push-sum weight after each of the first K steps of ``topo``, from w = 1."""
+    w, W = np.ones(n), np.empty((K, n))
+    for k in range(K):
+        w = push_matrix(topo, k) @ w
+        W[k] = w
+    return W
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nodes", type=int, default=16)
@@ -59,10 +68,7 @@ def main() -> None:
     L = tanhreg.make(n, 10, 0).L  # the declared L of docs/examples/tanhreg.py at this n (d = 10, seed 0)
     topo = by_name("erdos-renyi", n, seed=a.seed, p=a.edge_prob)
     t0 = time.perf_counter()
-    w, W = np.ones(n), np.empty((a.K, n))
-    for k in range(a.K):
-        w = push_matrix(topo, k) @ w
-        W[k] = w
+    W = weights(topo, n, a.K)
     floor = W.min(axis=1)
     print(
         f"# Erdos-Renyi n = {n}, p = {a.edge_prob}, seed {a.seed}: {a.K} steps of the weights in "

@@ -3,9 +3,10 @@
 The claims in n (``linear-speedup``, ``iteration-complexity``) run gamma = sqrt(n/K) at each n of their n
 ladder. The push-sum weights of a random schedule do not depend on the gradients, so this script runs the
 weights alone (w^{k+1} = P^k w^k, ``mixing.push_matrix``) for each n and applies the rate checks' regime rule
-(``suite.runs.step_regime_record`` and ``suite.criteria.REGIME_SHARE``: gamma / w_min^k beyond 2/L at most at
-1% of the steps, never two in a row) to the first K steps, for each K of a ladder. Where only the smallest n
-are outside, settling moves the n ladder up instead of lengthening K (docs/theory.md, "the n ladder moved up").
+(constant_step_reach.py's ``outside``: ``suite.runs.step_regime_record`` and ``suite.criteria.REGIME_SHARE``,
+gamma / w_min^k beyond 2/L at most at 1% of the steps, never two in a row) to the first K steps, for each K
+of a ladder. Where only the smallest n are outside, settling moves the n ladder up instead of lengthening K
+(docs/theory.md, "the n ladder moved up").
 
     .venv/bin/python benchmarks/n_ladder_regime.py                  # Erdos-Renyi p = 0.3, L = 0.5432, n = 4..64 (1 min)
     .venv/bin/python benchmarks/n_ladder_regime.py --L 2 --ns 4,8   # another declared L, other sizes
@@ -17,11 +18,9 @@ import argparse
 import time
 
 import numpy as np
+from constant_step_reach import outside, weights  # the weights' run and the regime rule, from its neighbour
 
 from sgpverify.graphs import by_name
-from sgpverify.mixing import push_matrix
-from sgpverify.suite.criteria import REGIME_SHARE
-from sgpverify.suite.runs import step_regime_record
 
 
 def _ints(ap: argparse.ArgumentParser, name: str, text: str) -> list[int]:
@@ -53,15 +52,10 @@ def main() -> None:
     t0 = time.perf_counter()
     for n in ns:
         topo = by_name("erdos-renyi", n, seed=a.seed, p=a.edge_prob)
-        w, floor = np.ones(n), np.empty(max(Ks))
-        for k in range(max(Ks)):
-            w = push_matrix(topo, k) @ w
-            floor[k] = w.min()
+        floor = weights(topo, n, max(Ks)).min(axis=1)
         cells = []
         for K in Ks:
-            r = step_regime_record(floor[None, :K], np.sqrt(n / K), a.L)
-            share, longest = r["steps_out_share"], r["steps_out_longest"]
-            out = share > REGIME_SHARE or longest > 1
+            share, longest, out = outside(floor[:K], np.sqrt(n / K), a.L)
             cells.append(f"{'outside' if out else 'inside'} ({share:.2%}, {longest} in a row)")
         print(f"| {n} | {floor.min():.3g} | " + " | ".join(cells) + " |")
     print(f"# {time.perf_counter() - t0:.0f} s")

@@ -623,21 +623,26 @@ def test_atoms_at_the_top_are_no_evidence_of_a_heavy_tail():
     assert not atoms_in_tail(continuous) and not variance_settles(continuous)
 
 
+def _example(name):
+    """The module docs/examples/NAME.py, loaded from its file."""
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "docs" / "examples" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"{name}_example", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 @pytest.mark.parametrize("name", ["finitesum", "sigmoid", "sinreg", "sinreg:shared"])
 def test_the_shipped_finite_sum_examples_pass_and_sigma2_over_4_is_refuted(name):
     """docs/examples/finitesum.py (one data row of 64 per node and step), sigmoid.py (a minibatch of 4
     rows of 48, labels skewed by node) and sinreg.py (a minibatch of 2 rows of 32, a ridge term; ``shared``:
     every node the same rows, zeta2 = 0): their proved constants hold, their noise is not called
     infinite-variance, and a sigma2 four times too small is refuted as a finite variance."""
-    import importlib.util
-    import pathlib
-
     name, _, attr = name.partition(":")
-    path = pathlib.Path(__file__).resolve().parents[1] / "docs" / "examples" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"{name}_example", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    p = getattr(mod, attr or "make")(16, 10, 0)
+    p = getattr(_example(name), attr or "make")(16, 10, 0)
     r = check_constants(p)
     assert r.passed and not r.infinite_variance, str(r)
     bad = check_constants(Declared(p, sigma2=p.sigma2 / 4))
@@ -647,13 +652,7 @@ def test_the_shipped_finite_sum_examples_pass_and_sigma2_over_4_is_refuted(name)
 def test_the_shared_sine_example_is_one_problem_at_every_n():
     """docs/examples/sinreg.py's ``shared``: f, L, sigma2 and zeta2 = 0 are the same at every n (the shape
     for which the claims in n apply, suite.claims.exponents.leading_constants), while ``make`` changes with n."""
-    import importlib.util
-    import pathlib
-
-    path = pathlib.Path(__file__).resolve().parents[1] / "docs" / "examples" / "sinreg.py"
-    spec = importlib.util.spec_from_file_location("sinreg_example", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = _example("sinreg")
     x = np.random.default_rng(0).standard_normal((3, 10))
     same = [mod.shared(n, 10, 0) for n in (8, 16, 32)]
     for p in same:
@@ -702,13 +701,7 @@ def test_skewed_minibatch_noise_whose_variance_settles_is_not_called_infinite(se
     a few rows about 100 times the mean): Hill's index reads 0.48-0.55 and the largest draw keeps 2% of
     the sum at every doubling of the first sample, but not of a fresh sample 8 times larger (a bounded
     law shows its bound): no infinite variance."""
-    import importlib.util
-    import pathlib
-
-    path = pathlib.Path(__file__).resolve().parents[1] / "docs" / "examples" / "sigmoid.py"
-    spec = importlib.util.spec_from_file_location("sigmoid_example", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = _example("sigmoid")
     r = check_constants(mod.make(16, 10, seed), seed=seed)
     assert r.passed and not r.infinite_variance, str(r)
     assert r.tail_index_upper is not None and r.tail_index_upper < 1.0  # what the settling rule overrules

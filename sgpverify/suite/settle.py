@@ -169,10 +169,9 @@ def _n_shift(name: str, text: str, cfg: SuiteConfig) -> Evidence | None:
         return None
     out = tuple(int(v) for v in m.group(1).split(","))
     inside = tuple(int(v) for v in m.group(2).split(","))
-    over = []
+    over, k = [], len(out)
     for field in fields:
         ns = tuple(sorted(int(v) for v in getattr(cfg, field)))
-        k = len(out)
         if ns[:k] != out or ns[k:] != inside or len(inside) < 2:
             return None
         over.append((field, inside + tuple(ns[-1] * 2**j for j in range(1, k + 1))))
