@@ -226,6 +226,8 @@ def _splits_later(n, seed):
     return _SplitsLater(n)
 
 
+# 14 s; tests/test_assumptions.py::test_a_schedule_that_splits_after_the_horizon_fails_over_the_run holds the rule
+@pytest.mark.slow
 def test_a_schedule_that_splits_after_the_mixing_horizon_fails_mixing_constants():
     small = dict(Ks=(256, 512, 1024), rate_replicas=4, topology_Ks=(256, 512), complexity_budgets=(1024, 2048))
     res = sv.verify(topology=_splits_later, only=["mixing-constants", "consensus-bound", "combined-bound"], **small)

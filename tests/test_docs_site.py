@@ -6,6 +6,7 @@ Needs the ``docs`` extra (``pip install -e ".[docs]"``); skipped without it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import subprocess
 import sys
@@ -43,7 +44,9 @@ class _Page(HTMLParser):
             self.srcs.append(a["src"])
 
 
+@functools.cache
 def _parse(path: Path) -> _Page:
+    """One page's ids, links and images, parsed once (the link and the image tests read the same pages)."""
     page = _Page()
     page.feed(path.read_text(encoding="utf-8"))
     return page
@@ -287,7 +290,13 @@ def shots_dir(tmp_path_factory) -> Path:
     return Path(keep) if keep else tmp_path_factory.mktemp("screenshots")
 
 
-@pytest.mark.parametrize("name", sorted(BROWSER_PAGES))
+def _pages(names):
+    """``names`` as parameters, the tightness page in the slow run only (about 9 s with its math test):
+    the theory page holds both rules by default."""
+    return [pytest.param(p, marks=pytest.mark.slow) if p == "tightness" else p for p in names]
+
+
+@pytest.mark.parametrize("name", _pages(sorted(BROWSER_PAGES)))
 def test_page_renders_in_chromium(browser, served, shots_dir, name):
     base, log = served
     page = BROWSER_PAGES[name]
@@ -345,7 +354,7 @@ def math_problems(driver) -> list[str]:
     return problems
 
 
-@pytest.mark.parametrize("name", MATH_PAGES)
+@pytest.mark.parametrize("name", _pages(MATH_PAGES))
 def test_math_renders_offline(browser, served, shots_dir, name):
     base, _ = served
     page = BROWSER_PAGES[name]
@@ -357,6 +366,7 @@ def test_math_renders_offline(browser, served, shots_dir, name):
     assert not problems, f"{page}:\n" + "\n".join(problems)
 
 
+@pytest.mark.slow  # 12 s: the control of the math test (which runs by default on the theory page)
 def test_math_check_sees_raw_tex(browser, served, tmp_path, shots_dir):
     """The control of the math test: a page that never loads MathJax shows raw TeX, and on a
     page of the built site a TeX error and an undefined macro are each reported."""
@@ -392,6 +402,7 @@ def test_math_check_sees_raw_tex(browser, served, tmp_path, shots_dir):
         browser.execute_script("document.getElementById('planted').remove()")
 
 
+@pytest.mark.slow  # 8 s: the control of the rendering test (which runs by default on four pages)
 def test_render_check_sees_a_broken_page(browser, tmp_path, shots_dir):
     """The control of the rendering test: a missing image, a console error, an unstyled and
     a blank page are each reported."""

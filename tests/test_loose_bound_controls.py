@@ -64,6 +64,8 @@ def test_an_undetectable_control_is_neither_missed_nor_settled_and_the_summary_s
     assert exit_status(res) == 1 and "NOT: stationarity-rate" in summary_line(res)
 
 
+# 10 s; test_an_undetectable_control_is_neither_missed_nor_settled_and_the_summary_says_why holds the rule
+@pytest.mark.slow
 def test_the_guides_setting_gets_undetectable_bound_controls_and_no_round_for_them(monkeypatch):
     monkeypatch.syspath_prepend(str(EXAMPLES))
     sys.modules.pop("mymod", None)
