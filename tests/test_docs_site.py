@@ -402,7 +402,6 @@ def test_math_check_sees_raw_tex(browser, served, tmp_path, shots_dir):
         browser.execute_script("document.getElementById('planted').remove()")
 
 
-@pytest.mark.slow  # 8 s: the control of the rendering test (which runs by default on four pages)
 def test_render_check_sees_a_broken_page(browser, tmp_path, shots_dir):
     """The control of the rendering test: a missing image, a console error, an unstyled and
     a blank page are each reported."""
