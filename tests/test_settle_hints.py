@@ -4,6 +4,7 @@ a plan with a calibrated time; and a consensus clearly faster than its bound's r
 import dataclasses
 import math
 
+import numpy as np
 import pytest
 
 from sgpverify import rates
@@ -136,3 +137,45 @@ def test_a_missed_control_says_what_would_detect_it_and_an_excused_one_does_not(
     assert "--only topology-ratio --controls --settle --budget " in h.line() and h.seconds > 0
     # the control's round keeps the ladder's start and goes two doublings further
     assert h.config == ("topology_Ks = [512, 1024, 2048, 4096, 8192, 16384, 32768]",)
+
+
+def test_a_time_estimate_reads_in_the_unit_of_its_size():
+    """An unreachable round (Theorem 1's threshold at K = 1.5e14) printed "2863893.9 h"; estimates
+    read in seconds, minutes, hours, days or years, with no more digits than an estimate has."""
+    from sgpverify.suite.cost import duration
+
+    assert duration(42.4) == "42 s"
+    assert duration(600) == "10 min"
+    assert duration(3 * 3600) == "3.0 h"
+    assert duration(47 * 3600) == "47.0 h"
+    assert duration(12 * 86400) == "12 days"
+    assert duration(2863893.9 * 3600) == "327 years"
+    assert duration(1e12 * 3.15576e7) == "1.0e+12 years"
+
+
+def test_an_extrapolation_carried_just_below_the_band_from_a_last_slope_in_it_is_never_a_failure():
+    """Found on an honest Welsch-loss problem (64 rows a node, one a step) on the bidirectional ring:
+    consensus local slopes -0.946, -0.993, -1.014, -1.022, extrapolated to -1.070 [-1.087, -1.054],
+    carried 0.048 < delta past the last slope, failed. O(1/K) bounds the rate from above: a fast-side
+    result is no failure; for the consensus, whose whole interval lies below the band with the last
+    local slope in it, a pass marked so; for the stationarity (an exact rate), inconclusive."""
+    x = np.sqrt(np.array([512, 1024, 2048, 4096], float) * np.array([1024, 2048, 4096, 8192], float))
+    S = np.array([-0.946, -0.993, -1.014, -1.022]) + 0.03 * np.random.default_rng(3).standard_normal((64, 4))
+    raw = rates.test_limit(x, S, predicted=-1.0, correction=0.5, decay=True)
+    assert raw.verdict == "fail" and raw.rule == "extrapolation"  # the case as it was judged before
+    assert raw.ci_high < -1.05 and -1.05 <= raw.local_slopes[-1] <= -0.95
+    t = unless_faster(raw)
+    assert t.verdict == "inconclusive" and t.rule == "faster"
+    p = faster_than_the_bound(t)
+    assert p.verdict == "pass" and p.rule == "faster-than-bound" and "at the bound's rate K^-1 or faster" in p.reason
+    # the same shape for an exact rate (stationarity, -1/2): inconclusive, not a failure
+    half = rates.test_limit(x, S + 0.5, predicted=-0.5, correction=0.5, decay=True)
+    assert half.verdict == "fail" and unless_faster(half).verdict == "inconclusive"
+    # controls: slow-side evidence keeps the failure, and a fast-side growth with the extrapolation in
+    # the band is inconclusive, not a pass
+    mixed = _test(-1.2, -1.22, -1.18, [-1.0, -0.9, -0.85])  # _test's band: -1 +- 0.1
+    assert unless_faster(mixed) is mixed
+    grown = unless_faster(_test(-1.0, -1.02, -0.98, [-1.0, -1.1, -1.15], rule="growth"))
+    assert grown.verdict == "inconclusive" and faster_than_the_bound(grown).verdict == "inconclusive"
+    decay = _test(-1.2, -1.22, -1.18, [-1.2, -1.2, -1.2], rule="decay")
+    assert unless_faster(decay) is decay

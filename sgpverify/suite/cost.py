@@ -267,9 +267,16 @@ def estimate_seconds(
 
 
 def duration(s: float) -> str:
-    """``"42 s"``, ``"9 min"`` or ``"1.5 h"``: a time estimate in words."""
+    """``"42 s"``, ``"9 min"``, ``"1.5 h"``, ``"12 days"`` or ``"330 years"``: a time estimate in words
+    (two significant digits beyond ten thousand years: an estimate, not a count)."""
     if s < 90:
         return f"{s:.0f} s"
     if s < 5400:
         return f"{s / 60:.0f} min"
-    return f"{s / 3600:.1f} h"
+    if s < 48 * 3600:
+        return f"{s / 3600:.1f} h"
+    days = s / 86400
+    if days < 730:
+        return f"{days:.0f} days"
+    years = days / 365.25
+    return f"{years:.0f} years" if years < 1e4 else f"{years:.1e} years"

@@ -322,9 +322,9 @@ def unless_pre_asymptotic(t: rates.ExponentTest, *reasons: str | None) -> rates.
 
 #: What the rate claims in K say of a decay faster than predicted, as the criteria state it.
 FASTER_RULE = (
-    "a decay faster than the band (the extrapolated exponent and the last local slope both below it) is "
-    "inconclusive, never a failure: Theorem 1 bounds the rate from above, and it is attained only once the "
-    "noise floor dominates"
+    "a decay faster than the band (the extrapolated exponent or the last local slope below it, neither above "
+    "it) is inconclusive, never a failure: Theorem 1 bounds the rate from above, and it is attained only once "
+    "the noise floor dominates"
 )
 
 
@@ -379,30 +379,44 @@ def unless_pre_asymptotic_in_n(t: rates.ExponentTest, why: str | None) -> rates.
 
 
 def faster_than_the_bound(t: rates.ExponentTest) -> rates.ExponentTest:
-    """``t``, or, where :func:`unless_faster` found it faster than the band and its whole interval
-    lies below the band too, a pass by the rule ``"faster-than-bound"``: for a rate the analysis
-    only bounds from above (the consensus, O(1/K)), a decay clearly faster over the asymptotic
-    ladder is consistent with it, and the verdict says so."""
-    if t.verdict != "inconclusive" or t.rule != "faster" or not t.ci_high < t.predicted - t.delta:
+    """``t``, or, where :func:`unless_faster` found it faster than the band, its whole interval lies
+    below the band and its last local slope is not above it, a pass by the rule
+    ``"faster-than-bound"``: for a rate the analysis only bounds from above (the consensus, O(1/K)),
+    a decay at least that fast over the asymptotic ladder is consistent with it, and the verdict says
+    so: "faster than the bound's rate" where the last local slope lies below the band too, "at the
+    bound's rate or faster" where it lies in the band (the extrapolation alone is faster)."""
+    if t.verdict != "inconclusive" or t.rule != "faster" or not t.local_slopes:
         return t
+    low, high = t.predicted - t.delta, t.predicted + t.delta
+    last = t.local_slopes[-1]
+    if not (t.ci_high < low and last <= high):
+        return t
+    how = (
+        f"faster than the bound's rate K^{t.predicted:g}"
+        if last < low
+        else f"at the bound's rate K^{t.predicted:g} or faster (the extrapolation below the band, the last local "
+        f"slope {last:.3f} in it)"
+    )
     return dataclasses.replace(
         t,
         verdict="pass",
         rule="faster-than-bound",
-        reason=f"{t.reason.split('; but ')[0]}; faster than the bound's rate K^{t.predicted:g}, which the analysis "
-        "(an upper bound, O(K^p)) allows",
+        reason=f"{t.reason.split('; but ')[0]}; {how}, which the analysis (an upper bound, O(K^p)) allows",
     )
 
 
 def unless_faster(t: rates.ExponentTest) -> rates.ExponentTest:
-    """``t``, or, where it fails on the fast side (the extrapolated exponent and the last local slope
-    below the band), the same test made inconclusive by the rule ``"faster"``: the analysis bounds
-    the rate from above (O(K^p)); that noise attains it is an asymptotic statement, and a faster
-    decay over the measured range (a transient still dominating) contradicts no bound."""
-    if t.verdict != "fail" or not t.local_slopes:
+    """``t``, or, where it fails on the fast side (the extrapolated exponent or the last local slope
+    below the band, neither above it; a failure of the decay rule is never on the fast side), the
+    same test made inconclusive by the rule ``"faster"``: the analysis bounds the rate from above
+    (O(K^p)); that noise attains it is an asymptotic statement, and a faster decay over the measured
+    range (a transient still dominating) contradicts no bound. (Before, both had to lie below the
+    band, and an extrapolation carried just below it from a last local slope inside it failed.)"""
+    if t.verdict != "fail" or t.rule == "decay" or not t.local_slopes:
         return t
-    low = t.predicted - t.delta
-    if not (t.exponent < low and t.local_slopes[-1] < low):
+    low, high = t.predicted - t.delta, t.predicted + t.delta
+    last = t.local_slopes[-1]
+    if t.exponent > high or last > high or not (t.exponent < low or last < low):
         return t
     return inconclusive_because(
         t,

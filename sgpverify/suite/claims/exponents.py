@@ -208,7 +208,8 @@ CONSENSUS_RATE = Claim(
     "the slow side (by any rule but decay) is inconclusive where every run's consensus stays below its bound "
     "(b2), which implies the rate only where the two meet; a decay clearly faster (the extrapolated "
     "exponent, its whole 95% interval and the last local slope below the band) passes, marked 'faster than "
-    "the bound's rate': O(1/K) bounds the rate from above; "
+    "the bound's rate', and one whose whole interval lies below the band while its last local slope lies in "
+    "it passes marked 'at the bound's rate or faster': O(1/K) bounds the rate from above; "
     "inconclusive and fail also as for stationarity-rate",
     make_control(
         "no-debias",
