@@ -635,12 +635,13 @@ def _example(name):
     return mod
 
 
-@pytest.mark.parametrize("name", ["finitesum", "sigmoid", "sinreg", "sinreg:shared"])
+@pytest.mark.parametrize("name", ["finitesum", "sigmoid", "sinreg", "sinreg:shared", "welsch", "spiky"])
 def test_the_shipped_finite_sum_examples_pass_and_sigma2_over_4_is_refuted(name):
     """docs/examples/finitesum.py (one data row of 64 per node and step), sigmoid.py (a minibatch of 4
-    rows of 48, labels skewed by node) and sinreg.py (a minibatch of 2 rows of 32, a ridge term; ``shared``:
-    every node the same rows, zeta2 = 0): their proved constants hold, their noise is not called
-    infinite-variance, and a sigma2 four times too small is refuted as a finite variance."""
+    rows of 48, labels skewed by node), sinreg.py (a minibatch of 2 rows of 32, a ridge term; ``shared``:
+    every node the same rows, zeta2 = 0), welsch.py (a bounded loss, one row of 64) and spiky.py (rows of
+    lognormal norms, one of 64, a nonconvex regulariser): their proved constants hold, their noise is not
+    called infinite-variance, and a sigma2 four times too small is refuted as a finite variance."""
     name, _, attr = name.partition(":")
     p = getattr(_example(name), attr or "make")(16, 10, 0)
     r = check_constants(p)
