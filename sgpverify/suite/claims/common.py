@@ -385,15 +385,12 @@ def faster_than_the_bound(t: rates.ExponentTest) -> rates.ExponentTest:
     a decay at least that fast over the asymptotic ladder is consistent with it, and the verdict says
     so: "faster than the bound's rate" where the last local slope lies below the band too, "at the
     bound's rate or faster" where it lies in the band (the extrapolation alone is faster)."""
-    if t.verdict != "inconclusive" or t.rule != "faster" or not t.local_slopes:
+    if t.verdict != "inconclusive" or t.rule != "faster" or not t.ci_high < t.predicted - t.delta:
         return t
-    low, high = t.predicted - t.delta, t.predicted + t.delta
-    last = t.local_slopes[-1]
-    if not (t.ci_high < low and last <= high):
-        return t
+    last = t.local_slopes[-1]  # not above the band: unless_faster made it "faster" only then
     how = (
         f"faster than the bound's rate K^{t.predicted:g}"
-        if last < low
+        if last < t.predicted - t.delta
         else f"at the bound's rate K^{t.predicted:g} or faster (the extrapolation below the band, the last local "
         f"slope {last:.3f} in it)"
     )
