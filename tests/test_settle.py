@@ -303,6 +303,44 @@ def test_a_control_open_after_max_rounds_says_what_its_last_round_read():
     assert "topology_Ks = " in why
 
 
+def test_a_control_whose_check_is_decided_in_its_last_round_gets_rounds_of_its_own():
+    """A check decided in its third round, its control still emerging (Welsch loss on the torus: the
+    constant-step control at -0.300, local slopes down to -0.470, with 6 minutes of budget left): the
+    control gets up to MAX_ROUNDS rounds of its own, for the control alone, and error spending goes on
+    at alpha 2^-r for r = 4, 5, ... (the union bound over every round of the check still holds)."""
+
+    def runner(detect_at):
+        seen, clock = [], _Clock()
+
+        def run(cfg, only, controls, controls_only=False):
+            clock.t += 1.0
+            r = len(seen) + 1
+            seen.append((r, controls, controls_only, 1 - level()))
+            ctl = {"verdict": "inconclusive", "detected": False, "measured": "-0.3", "detail": "slopes moving"}
+            if r >= detect_at:
+                ctl = {"verdict": "fail", "detected": True, "measured": "-0.2", "detail": "d"}
+            verdict = "pass" if r >= 3 else "inconclusive"
+            return _result([_check(nm, verdict, "m", "extrapolation carries", control=ctl) for nm in only], True)
+
+        start = [_check("topology-ratio", detail="extrapolation carries", control={"detected": False, "unjudged": 1})]
+        cfg = dataclasses.replace(QUICK, topology_Ks=(64, 128, 256))  # six rounds' ladders fit in memory
+        checks, rec = settle(_result(start, cfg, True), run, budget=600, per_step=(0.0, 1e-12), clock=clock)
+        return seen, checks[0], rec
+
+    seen, got, rec = runner(detect_at=5)
+    assert [s[0] for s in seen] == [1, 2, 3, 4, 5]  # the check's three rounds, then two of its control's
+    assert [s[2] for s in seen] == [False] * 3 + [True] * 2  # the control's own rounds run the control alone
+    assert all(s[1] for s in seen)
+    assert [s[3] for s in seen] == pytest.approx([0.05 * 2.0**-r for r in range(1, 6)], rel=1e-12)  # r past 3
+    assert got.verdict == "pass" and got.control["detected"] is True
+    assert [d["for_control"] for d in rec["checks"]["topology-ratio"]["rounds"]] == [False] * 3 + [True] * 2
+    # never detected: three rounds of its own, then it says so and what the next would bring
+    seen, got, rec = runner(detect_at=99)
+    assert len(seen) == 3 + MAX_ROUNDS and got.control["detected"] is False
+    why = rec["left"]["topology-ratio"]
+    assert why.startswith(f"its control still inconclusive after {MAX_ROUNDS} rounds of its own") and "'-0.3'" in why
+
+
 def test_a_decisive_verdict_and_a_detected_control_are_never_rejudged():
     clock = _Clock()
     modes = []

@@ -19,7 +19,8 @@ checks are not judged again. Conversely, a round whose checks' controls are all 
 excused) already runs no control: a detected control is kept, so running it again would cost time
 and could only be reported. Rounds run cheapest first, each only where its estimated time
 (:mod:`sgpverify.suite.cost`: a short run of the engine on the user's own problem) fits the budget
-left; a check gets at most :data:`MAX_ROUNDS` rounds.
+left; a check gets at most :data:`MAX_ROUNDS` rounds, and a control as many more of its own once its check is
+decided (:func:`rounds_used`).
 
 Error control across rounds. Round ``r`` of a check runs on a fresh stream of gradient noise
 (``noise_stream``: the problem, the schedules and the seed stay those of the planned run) and its
@@ -69,9 +70,11 @@ __all__ = [
     "settle",
     "round_controls",
     "needs_settling",
+    "rounds_used",
 ]
 
-#: Rounds a check may get; round r spends alpha 2^-r of the error rate (together below alpha).
+#: Rounds a check may get, and its control after it is decided (:func:`rounds_used`); round r of a check,
+#: whichever it is for, spends alpha 2^-r of the error rate (together below alpha).
 MAX_ROUNDS = 3
 #: Factor of a ladder shift: two doublings.
 SHIFT = 4
@@ -428,13 +431,13 @@ def settle(
     while pending:
         plans: dict[tuple, list[str]] = {}
         for name in pending:
-            r = len(rounds.get(name, [])) + 1
+            r = len(rounds.get(name, [])) + 1  # the round's error spending: every round of the check counts
             base = judged[name] if checks[name].verdict != "inconclusive" else current[name]
             ev = evidence_for(checks[name], base)
             if not ev.runs:
                 left[name] = ev.why
                 continue
-            if r > MAX_ROUNDS:
+            if rounds_used(checks[name], rounds.get(name, [])) >= MAX_ROUNDS:
                 left[name] = rounds_spent(checks[name], ev)
                 continue
             plans.setdefault((ev.overrides, ev.why, r, base, ev.steps), []).append(name)
@@ -469,7 +472,7 @@ def settle(
                         "why": e[2],
                         "config": Evidence(e[1], e[2]).lines(),
                         "seconds": slow * e[0],
-                        "rounds_left": MAX_ROUNDS - e[3] + 1,
+                        "rounds_left": MAX_ROUNDS - rounds_used(checks[nm], rounds.get(nm, [])),
                     }
                     left[nm] = _beyond(e[2], slow * e[0], max(0.0, deadline - clock()), cfg)
             break
@@ -494,6 +497,7 @@ def settle(
             rounds.setdefault(c.name, []).append(
                 dict(
                     round=r,
+                    for_control=old.verdict != "inconclusive",  # the check decided before: a round of its control's
                     noise_stream=stream,
                     why=why,
                     overrides={k: list(v) if isinstance(v, tuple) else v for k, v in over},
@@ -527,16 +531,30 @@ def settle(
     return tuple(checks[c.name] for c in result.checks), record
 
 
+def rounds_used(check: Check, done: list[dict]) -> int:
+    """The rounds of ``check`` that count against :data:`MAX_ROUNDS` (``done``: its rounds so far, as
+    :func:`settle` records them): while the check is inconclusive, all of them; once it is decided, those
+    of its control alone, the rounds that ran after the check was decided. A control that the check's
+    last round judged and missed then gets rounds of its own, as one whose check the planned run decided
+    does (a check decided in its third round left its control no round at all before). Error spending
+    goes on across both: round ``r`` of a check, whatever it is for, spends ``alpha 2^-r``."""
+    if check.verdict == "inconclusive":
+        return len(done)
+    return sum(1 for d in done if d.get("for_control"))
+
+
 def rounds_spent(check: Check, ev: Evidence) -> str:
-    """Why ``check`` (or its control) stays open after its :data:`MAX_ROUNDS` rounds, with what its
-    last round read and the evidence a further run would bring (``ev``, by the same rules), as the
-    lines of a ``--config`` file: a run of the check on that configuration is that evidence, judged
+    """Why ``check`` (or its control) stays open after its :data:`MAX_ROUNDS` rounds (:func:`rounds_used`),
+    with what its last round read and the evidence a further run would bring (``ev``, by the same rules),
+    as the lines of a ``--config`` file: a run of the check on that configuration is that evidence, judged
     at the planned run's error rate."""
     open_ = check.control if check.verdict != "inconclusive" and check.control is not None else None
     what = "its control still inconclusive" if open_ is not None else "still inconclusive"
+    most = "the most a control gets once its check is decided" if open_ is not None else "the most a check gets"
+    own = " of its own" if open_ is not None else ""
     last = (open_ or {}).get("measured", "") if open_ is not None else check.measured
     return (
-        f"{what} after {MAX_ROUNDS} rounds (the most a check gets); its last round read {last!r}; a further "
+        f"{what} after {MAX_ROUNDS} rounds{own} ({most}); its last round read {last!r}; a further "
         f"run: {ev.why}, with these lines in a --config file: {'; '.join(ev.lines())}"
     )
 
