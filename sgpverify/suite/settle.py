@@ -548,14 +548,15 @@ def rounds_spent(check: Check, ev: Evidence) -> str:
     with what its last round read and the evidence a further run would bring (``ev``, by the same rules),
     as the lines of a ``--config`` file: a run of the check on that configuration is that evidence, judged
     at the planned run's error rate."""
-    open_ = check.control if check.verdict != "inconclusive" and check.control is not None else None
-    what = "its control still inconclusive" if open_ is not None else "still inconclusive"
-    most = "the most a control gets once its check is decided" if open_ is not None else "the most a check gets"
-    own = " of its own" if open_ is not None else ""
-    last = (open_ or {}).get("measured", "") if open_ is not None else check.measured
+    if check.verdict != "inconclusive" and check.control is not None:
+        what = f"its control still inconclusive after {MAX_ROUNDS} rounds of its own (the most a control gets once "
+        what += "its check is decided)"
+        last = check.control.get("measured", "")
+    else:
+        what, last = f"still inconclusive after {MAX_ROUNDS} rounds (the most a check gets)", check.measured
     return (
-        f"{what} after {MAX_ROUNDS} rounds{own} ({most}); its last round read {last!r}; a further "
-        f"run: {ev.why}, with these lines in a --config file: {'; '.join(ev.lines())}"
+        f"{what}; its last round read {last!r}; a further run: {ev.why}, with these lines in a --config file: "
+        f"{'; '.join(ev.lines())}"
     )
 
 
